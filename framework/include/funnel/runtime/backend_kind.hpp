@@ -1,0 +1,40 @@
+/**
+ * @file backend_kind.hpp
+ * @brief The two execution backends behind funnel's runtime API.
+ */
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace funnel {
+
+/**
+ * @brief Where funnel's streams run work and its pools take memory from.
+ *
+ * `cuda`: an NVIDIA GPU through the CUDA runtime. `host`: the CPU, with the same semantics
+ * (in-order streams that complete work eagerly, events, pools with statistics and byte
+ * limits), so every layer above the runtime runs and is tested on machines without a GPU.
+ */
+enum class backend_kind { host, cuda };
+
+/// @brief "host" or "cuda".
+[[nodiscard]] std::string to_string(backend_kind kind);
+
+/**
+ * @brief Resolves a user's backend request.
+ * @param request "auto" (CUDA when compiled in and a device is present, else host), "cuda" or
+ * "host"
+ * @return the backend to use
+ * @throw funnel::invalid_argument for any other string
+ * @throw funnel::unsupported when "cuda" is asked for but not compiled in or no device is present
+ */
+[[nodiscard]] backend_kind select_backend(std::string_view request);
+
+/// @brief True when this build contains the CUDA backend.
+[[nodiscard]] bool cuda_compiled() noexcept;
+
+/// @brief Number of CUDA devices visible to this process (0 without CUDA or without a GPU).
+[[nodiscard]] int cuda_device_count() noexcept;
+
+}  // namespace funnel

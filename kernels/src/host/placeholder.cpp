@@ -1,0 +1,1 @@
+namespace funnel::kernels { int placeholder = 0; }

@@ -1,0 +1,43 @@
+// The main() of funnel's GoogleTest executables. Compiled four ways (see tests/CMakeLists.txt):
+// FUNNEL_TEST_WITH_MPI initialises MPI and fails when any rank fails; FUNNEL_TEST_NEEDS_GPU
+// exits with CTest's skip code (77) when no CUDA device is visible, so such tests show as
+// skipped, never passed, on machines without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "funnel/runtime/backend_kind.hpp"
+
+#if FUNNEL_TEST_WITH_MPI
+#include <mpi.h>
+#endif
+
+namespace {
+constexpr int skip_code = 77;
+}
+
+int main(int argc, char** argv) {
+#if FUNNEL_TEST_WITH_MPI
+  MPI_Init(&argc, &argv);
+#endif
+#if FUNNEL_TEST_NEEDS_GPU
+  int have_gpu = funnel::cuda_device_count() > 0 ? 1 : 0;
+#if FUNNEL_TEST_WITH_MPI
+  MPI_Allreduce(MPI_IN_PLACE, &have_gpu, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+#endif
+  if (have_gpu == 0) {
+    std::printf("skipped: no CUDA device visible\n");
+#if FUNNEL_TEST_WITH_MPI
+    MPI_Finalize();
+#endif
+    return skip_code;
+  }
+#endif
+  ::testing::InitGoogleTest(&argc, argv);
+  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+#if FUNNEL_TEST_WITH_MPI
+  MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+#endif
+  return failed;
+}
