@@ -1,0 +1,44 @@
+/**
+ * @file box.hpp
+ * @brief A half-open box of cells in a 3D index space (2D problems use one cell along z).
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace funnel {
+
+/// @brief Cell index triple (x, y, z); x varies fastest in memory.
+using index3 = std::array<std::int64_t, 3>;
+
+/**
+ * @brief The cells [lo, hi) along each axis, in global or local coordinates.
+ */
+struct box {
+  index3 lo{0, 0, 0};  ///< first cell along x, y, z
+  index3 hi{0, 0, 0};  ///< one past the last cell along x, y, z
+
+  /// @brief Number of cells along `axis` (0 = x, 1 = y, 2 = z); 0 for an inverted box.
+  [[nodiscard]] constexpr std::int64_t extent(int axis) const noexcept {
+    return hi[axis] > lo[axis] ? hi[axis] - lo[axis] : 0;
+  }
+  /// @brief Cells along x, y, z.
+  [[nodiscard]] constexpr index3 extents() const noexcept {
+    return {extent(0), extent(1), extent(2)};
+  }
+  /// @brief Total number of cells.
+  [[nodiscard]] constexpr std::int64_t cells() const noexcept {
+    return extent(0) * extent(1) * extent(2);
+  }
+  /// @brief True when the box holds no cell.
+  [[nodiscard]] constexpr bool empty() const noexcept { return cells() == 0; }
+  /// @brief Same corners.
+  friend constexpr bool operator==(const box& a, const box& b) noexcept {
+    return a.lo == b.lo && a.hi == b.hi;
+  }
+  /// @brief Negation of ==.
+  friend constexpr bool operator!=(const box& a, const box& b) noexcept { return !(a == b); }
+};
+
+}  // namespace funnel
