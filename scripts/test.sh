@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The test command of the README (and of CI): installs the dependencies, builds funnel with its
+# tests, runs them (GPU tests report "skipped" without a GPU), checks the serial-HDF5 variant,
+# installs funnel and builds the downstream example against it, and checks the formatting.
+# The last line is "tests: N passed, N failed, N skipped".
+set -euo pipefail
+
+usage() {
+  cat <<'USAGE'
+Usage: scripts/test.sh [--build-dir DIR] [--jobs N] [--no-install-deps] [--help]
+  --build-dir DIR     build directory (default: build-test)
+  --jobs N            parallel build/test jobs (default: number of cores)
+  --no-install-deps   do not call scripts/install-deps.sh
+USAGE
+}
+
+die() { echo "test.sh: $*" >&2; exit 2; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build="build-test"
+jobs=$(nproc)
+install_deps=1
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) [[ $# -ge 2 ]] || die "--build-dir needs a value"; build=$2; shift ;;
+    --jobs) [[ $# -ge 2 && $2 =~ ^[1-9][0-9]*$ ]] || die "--jobs needs a positive integer, got '${2:-}'"
+      jobs=$2; shift ;;
+    --no-install-deps) install_deps=0 ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+  shift
+done
+cd "${root}"
+[[ ${build} = /* ]] || build=${root}/${build}
+
+step() { printf '\n=== %s\n' "$*"; }
+
+if [[ ${install_deps} -eq 1 ]]; then
+  step "dependencies"
+  scripts/install-deps.sh --tests
+fi
+
+step "formatting (clang-format)"
+mapfile -t sources < <(git ls-files '*.hpp' '*.cpp' '*.cu' '*.cuh' '*.h')
+if command -v clang-format >/dev/null; then
+  clang-format --dry-run -Werror "${sources[@]}"
+  echo "clang-format: ${#sources[@]} files clean"
+fi
+
+step "configure + build (${build})"
+cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
+  -DCMAKE_INSTALL_PREFIX="${build}/install"
+cmake --build "${build}" -j "${jobs}"
+
+step "serial-HDF5 variant (one file per rank + virtual dataset)"
+serial=${build}-serial-hdf5
+cmake -S . -B "${serial}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
+  -DFUNNEL_ENABLE_CUDA=OFF -DFUNNEL_ENABLE_KOKKOS=OFF -DHDF5_PREFER_PARALLEL=OFF \
+  -DFUNNEL_BUILD_BENCHMARKS=OFF >"${serial}.log" 2>&1 || { cat "${serial}.log"; exit 1; }
+grep -q "parallel=0" "${serial}.log" || { echo "serial HDF5 was not selected"; cat "${serial}.log"; exit 1; }
+serial_targets=$(cmake --build "${serial}" --target help | sed -n 's/^\(io_[A-Za-z0-9_]*\):.*/\1/p' | sort -u)
+if [[ -n ${serial_targets} ]]; then
+  # shellcheck disable=SC2086 # one target name per word
+  cmake --build "${serial}" -j "${jobs}" --target funnel-stencil ${serial_targets}
+fi
+
+step "install + downstream example (find_package(Funnel))"
+cmake --install "${build}" >/dev/null
+cmake -S examples/consumer -B "${build}/consumer" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
+cmake --build "${build}/consumer"
+"${build}/consumer/funnel-consumer"
+
+step "tests (serial-HDF5 io tests)"
+ctest --test-dir "${serial}" -L io --output-on-failure -j "${jobs}" \
+  --output-junit "${serial}/junit.xml" || true
+
+step "tests"
+ctest --test-dir "${build}" --output-on-failure -j "${jobs}" --output-junit "${build}/junit.xml" || true
+
+# One closing line over both runs; non-zero exit on any failure.
+python3 - "${build}/junit.xml" "${serial}/junit.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET, os
+passed = failed = skipped = 0
+for path in sys.argv[1:]:
+    if not os.path.exists(path):
+        continue
+    for case in ET.parse(path).getroot().iter("testcase"):
+        status = case.get("status", "")
+        if case.find("failure") is not None or case.find("error") is not None or status == "fail":
+            failed += 1
+        elif case.find("skipped") is not None or status in ("notrun", "disabled"):
+            skipped += 1
+        else:
+            passed += 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed or passed == 0 else 0)
+PY
