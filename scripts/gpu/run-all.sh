@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317 # stage_* functions are called indirectly
+# Everything funnel checks and measures on a GPU machine, in stages that each fit one device call:
+#   build     configure + build build-gpu (CUDA arch 90 unless CUDA_ARCH is set)
+#   test      ctest -L gpu (and the app's GPU tests)
+#   sanitize  every gpu test under compute-sanitizer memcheck, racecheck, synccheck
+#   launch    scripts/gpu/launch-check.sh: funnel-run + real MPS (8 ranks on one GPU, teardown)
+#   bench     funnel-bench (all benchmarks), JSON + plots under $OUT
+# Usage: scripts/gpu/run-all.sh STAGE[,STAGE...]   (default: build,test)
+# Logs go to $OUT (or ./gpu-out); a short table is printed last.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-${root}/gpu-out}
+build=${BUILD_DIR:-${root}/build-gpu}
+stages=${1:-build,test}
+mkdir -p "${out}"
+cd "${root}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export NCCL_NVLS_ENABLE=0
+table=()
+
+record() { table+=("$(printf '%-10s %-8s %s' "$1" "$2" "$3")"); }
+
+stage_build() {
+  {
+    nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mode --format=csv
+    nvcc --version | tail -1; cmake --version | head -1; mpirun --version | head -1; date -u
+  } >"${out}/machine.txt" 2>&1 || true
+  local t0=${SECONDS}
+  if cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_ENABLE_CUDA=ON >"${out}/configure.log" 2>&1 &&
+    cmake --build "${build}" -j "$(nproc)" >"${out}/build.log" 2>&1; then
+    record build ok "$((SECONDS - t0)) s"
+  else
+    tail -40 "${out}/build.log" 2>/dev/null || tail -40 "${out}/configure.log"
+    record build FAIL "see build.log"
+    return 1
+  fi
+}
+
+stage_test() {
+  local t0=${SECONDS} rc=0
+  ctest --test-dir "${build}" -L gpu --output-on-failure --timeout 300 >"${out}/ctest-gpu.log" 2>&1 || rc=$?
+  grep -E "tests passed|Passed|Failed|Skipped|\*\*\*" "${out}/ctest-gpu.log" | tail -40
+  record test "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" \
+    "$(grep -E 'tests passed' "${out}/ctest-gpu.log" | tail -1) ($((SECONDS - t0)) s)"
+}
+
+stage_sanitize() {
+  local rc=0
+  python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}" >"${out}/sanitizer.log" 2>&1 || rc=$?
+  cat "${out}/sanitizer.log"
+  record sanitize "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "$(tail -1 "${out}/sanitizer.log")"
+}
+
+stage_launch() {
+  local rc=0
+  if [[ -x scripts/gpu/launch-check.sh ]]; then
+    scripts/gpu/launch-check.sh "${build}" >"${out}/launch-check.log" 2>&1 || rc=$?
+    tail -30 "${out}/launch-check.log"
+    record launch "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see launch-check.log"
+  else
+    record launch missing "scripts/gpu/launch-check.sh not found"
+  fi
+  # Never leave an MPS daemon behind, whatever the check did.
+  pgrep -a nvidia-cuda-mps || true
+}
+
+stage_bench() {
+  local rc=0
+  if [[ -x "${build}/bin/funnel-bench" ]]; then
+    "${build}/bin/funnel-bench" all --json "${out}/bench.json" --plot "${out}" \
+      >"${out}/bench.log" 2>&1 || rc=$?
+    tail -40 "${out}/bench.log"
+    record bench "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see bench.log / bench.json"
+  else
+    record bench missing "funnel-bench not built"
+  fi
+}
+
+IFS=, read -ra wanted <<<"${stages}"
+status=0
+for s in "${wanted[@]}"; do
+  case "${s}" in
+    build | test | sanitize | launch | bench) "stage_${s}" || status=1 ;;
+    *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, bench)" >&2; exit 2 ;;
+  esac
+done
+printf '\n%-10s %-8s %s\n' stage result detail
+printf '%s\n' "${table[@]}"
+exit "${status}"

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""Runs every CTest test labelled `gpu` under compute-sanitizer (memcheck, racecheck, synccheck).
+
+Usage: sanitize-gpu-tests.py BUILD_DIR [--tools memcheck,racecheck,synccheck] [--log DIR]
+MPI tests get the sanitizer inserted in front of the executable, so every rank is checked.
+Prints one line per (test, tool) and a table; exits non-zero when any run reports errors.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+
+def gpu_tests(build):
+    out = subprocess.run(["ctest", "--test-dir", build, "-L", "gpu", "-N", "--show-only=json-v1"],
+                         check=True, capture_output=True, text=True).stdout
+    for test in json.loads(out).get("tests", []):
+        env = {}
+        for prop in test.get("properties", []):
+            if prop["name"] == "ENVIRONMENT":
+                env.update(v.split("=", 1) for v in prop["value"])
+        yield test["name"], test["command"], env
+
+
+def wrap(command, tool, build):
+    """Puts compute-sanitizer in front of the test executable (after mpiexec and its flags)."""
+    sanitizer = ["compute-sanitizer", "--tool", tool, "--error-exitcode", "99"]
+    if tool == "memcheck":
+        sanitizer += ["--leak-check", "full"]
+    build = os.path.realpath(build)
+    for i, arg in enumerate(command):
+        if os.path.realpath(arg).startswith(build) and os.access(arg, os.X_OK):
+            return command[:i] + sanitizer + command[i:]
+    return sanitizer + command
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("build")
+    parser.add_argument("--tools", default="memcheck,racecheck,synccheck")
+    parser.add_argument("--log", default=os.environ.get("OUT", "."))
+    args = parser.parse_args()
+    rows, bad = [], 0
+    for name, command, env in gpu_tests(args.build):
+        if not command or "cmake" in os.path.basename(command[0]):
+            continue
+        for tool in args.tools.split(","):
+            start = time.time()
+            proc = subprocess.run(wrap(command, tool, args.build), capture_output=True, text=True,
+                                  env={**os.environ, **env}, timeout=900)
+            text = proc.stdout + proc.stderr
+            with open(os.path.join(args.log, f"sanitizer-{name}-{tool}.log"), "w") as f:
+                f.write(text)
+            summary = [l for l in text.splitlines() if "ERROR SUMMARY" in l]
+            verdict = "skipped" if proc.returncode == 77 else ("clean" if proc.returncode == 0 else
+                                                              f"FAIL rc={proc.returncode}")
+            if verdict.startswith("FAIL"):
+                bad += 1
+            rows.append((name, tool, verdict, summary[-1].strip() if summary else "", time.time() - start))
+            print(f"{name:28s} {tool:10s} {verdict:12s} {rows[-1][3]}", flush=True)
+    print(f"\nsanitizer: {len(rows) - bad} clean/skipped, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
