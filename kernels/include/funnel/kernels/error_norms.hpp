@@ -1,0 +1,27 @@
+/**
+ * @file error_norms.hpp
+ * @brief Error of a field against an exact solution, in a form that reduces across ranks.
+ */
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace funnel::kernels {
+
+/**
+ * @brief Error of the cells one rank owns; combine ranks with MPI_MAX on `max_abs` and MPI_SUM
+ * on `sum_squares` and `cells`.
+ */
+struct error_norms {
+  double max_abs = 0.0;      ///< largest |computed - exact|
+  double sum_squares = 0.0;  ///< sum of (computed - exact)^2
+  std::int64_t cells = 0;    ///< cells compared
+
+  /// @brief Root mean square error (0 when no cell was compared).
+  [[nodiscard]] double rms() const noexcept {
+    return cells > 0 ? std::sqrt(sum_squares / static_cast<double>(cells)) : 0.0;
+  }
+};
+
+}  // namespace funnel::kernels

@@ -1,0 +1,111 @@
+/**
+ * @file heat3d.hpp
+ * @brief The heat equation stencil (7-point in 3D) and its exact solution.
+ *
+ * Problem: u_t = alpha * laplace(u) on the box [0, L_x] x [0, L_y] x [0, L_z] with u = 0 on the
+ * boundary. The global grid has N_a interior points along axis a at x = (g + 1) * h, g = 0 ..
+ * N_a - 1, with one spacing h = 1 / (N_x + 1) on every axis, so L_a = (N_a + 1) * h and the domain
+ * is the unit cube when N_x = N_y = N_z. The halo cells just outside the global interior hold the
+ * Dirichlet value 0 and no step writes them.
+ *
+ * Initial condition: the lowest mode u0 = prod_a sin(pi * x_a / L_a) over the axes with more than
+ * one global cell; it decays as exp(-k2 * alpha * t) with k2 = pi^2 * sum_a 1 / L_a^2
+ * (3 pi^2 on the unit cube). Axes with one global cell (a 2D or 1D run) are left out of the
+ * stencil and of the mode.
+ */
+#pragma once
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/field_layout.hpp"
+#include "funnel/kernels/error_norms.hpp"
+#include "funnel/kernels/heat3d_params.hpp"
+#include "funnel/kernels/implementation.hpp"
+#include "funnel/runtime/stream_view.hpp"
+
+namespace funnel::kernels {
+
+/**
+ * @brief One explicit Euler step: `out = in + c * (sum of neighbours - n * in)` on every cell of
+ * `region`, nothing else written.
+ *
+ * Neighbours are taken along the axes whose allocated extent is larger than one (6 in 3D, 4 in
+ * 2D). The arithmetic of each cell is fixed (see detail/stencil_arithmetic.hpp), so the result
+ * is bitwise the same for any split of the region into sub-boxes and for every implementation.
+ * Stream-ordered: on a CUDA stream it returns once the kernel is queued.
+ *
+ * @param stream stream to run on; a CUDA stream for `cuda`, the host stream for `host`
+ * @param impl implementation to use (see default_implementation)
+ * @param layout the rank's field layout (both arrays use it)
+ * @param in field at the current step (read at region and its one-cell surroundings)
+ * @param out field at the next step; must not alias `in`
+ * @param region cells to update, in allocated-array coordinates; it must keep one cell away from
+ * the array's edge along every axis with neighbours and be [0, 1) along the others; empty: no-op
+ * @param params the coefficient c = alpha * dt / h^2
+ * @throw funnel::invalid_argument for a region outside the array, null or aliasing pointers, or a
+ * stream that does not suit `impl`
+ * @throw funnel::unsupported when `impl` is not compiled into this build
+ * @throw funnel::cuda_error when the launch fails
+ */
+template <class T>
+void heat3d_step(stream_view stream, implementation impl, const field_layout& layout, const T* in,
+                 T* out, const box& region, heat3d_params<T> params);
+
+/**
+ * @brief Grid spacing h = 1 / (N_x + 1) of a global grid.
+ * @param global_interior interior cells of the whole grid
+ */
+[[nodiscard]] double heat3d_grid_spacing(const index3& global_interior) noexcept;
+
+/**
+ * @brief Decay rate k2 of the mode: u(t) = u0 * exp(-k2 * alpha * t); 3 pi^2 on the unit cube.
+ * @param global_interior interior cells of the whole grid
+ */
+[[nodiscard]] double heat3d_decay_rate(const index3& global_interior) noexcept;
+
+/**
+ * @brief The exact solution at a global cell.
+ * @param global_interior interior cells of the whole grid
+ * @param global_cell cell index counted from the first global interior cell (-1 and N_a are the
+ * boundary, where the value is 0)
+ * @param alpha diffusivity
+ * @param t time
+ * @return the exact value; 0 outside [0, N_a) along an axis with more than one cell
+ */
+[[nodiscard]] double heat3d_exact_solution(const index3& global_interior, const index3& global_cell,
+                                           double alpha, double t) noexcept;
+
+/**
+ * @brief Writes the t = 0 mode into every allocated cell of a rank's field: the interior, the
+ * halo towards neighbours (so a first exchange is not needed) and exactly 0 on the global
+ * boundary.
+ *
+ * Runs a CUDA kernel on a CUDA stream (device memory), a loop on the host stream (host memory).
+ * Host and CUDA values agree to the rounding of their sin() (a few ulp).
+ * @param stream stream to run on
+ * @param layout the rank's field layout
+ * @param global_interior interior cells of the whole grid
+ * @param offset global index of this rank's first interior cell
+ * @param field the rank's field (layout.allocated_cells() values)
+ * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid
+ */
+template <class T>
+void heat3d_initialize(stream_view stream, const field_layout& layout,
+                       const index3& global_interior, const index3& offset, T* field);
+
+/**
+ * @brief Error of a rank's interior against the exact solution (on host memory).
+ * @param layout the rank's field layout
+ * @param global_interior interior cells of the whole grid
+ * @param offset global index of this rank's first interior cell
+ * @param alpha diffusivity
+ * @param t simulated time of `field`
+ * @param host_field the rank's field in host memory
+ * @return the rank's share; reduce across ranks as error_norms describes
+ * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid
+ */
+template <class T>
+[[nodiscard]] error_norms heat3d_error(const field_layout& layout, const index3& global_interior,
+                                       const index3& offset, double alpha, double t,
+                                       const T* host_field);
+
+}  // namespace funnel::kernels

@@ -1,0 +1,148 @@
+// heat3d front end: checks the arguments once, then hands the call to the chosen
+// implementation; plus the problem's exact solution and the host-side error and fill.
+#include "funnel/kernels/heat3d.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "detail/backends.hpp"
+#include "funnel/error.hpp"
+#include "funnel/kernels/detail/initial_values.hpp"
+
+namespace funnel::kernels {
+namespace {
+
+constexpr double pi = 3.14159265358979323846;
+
+[[noreturn]] void not_compiled(implementation impl) {
+  throw unsupported("funnel::kernels: " + to_string(impl) + " is not compiled into this build");
+}
+
+// Global interior index of allocated cell `i` along `axis`.
+std::int64_t global_index(const field_layout& layout, const index3& offset, int axis,
+                          std::int64_t i) {
+  return offset[axis] + i - layout.halo_along(axis);
+}
+
+}  // namespace
+
+template <class T>
+void heat3d_step(stream_view stream, implementation impl, const field_layout& layout, const T* in,
+                 T* out, const box& region, heat3d_params<T> params) {
+  constexpr const char* kernel = "funnel::kernels::heat3d_step";
+  detail::check_stream(stream, impl, kernel);
+  detail::stencil_dims(layout, kernel);
+  if (!detail::check_region(layout, region, kernel)) return;
+  detail::check_arrays(layout, in, out, sizeof(T), kernel);
+  const T c = params.alpha_dt_over_h2;
+  FUNNEL_EXPECTS(std::isfinite(c), std::string(kernel) + ": alpha*dt/h^2 is " + std::to_string(c) +
+                                       "; it must be finite");
+  switch (impl) {
+    case implementation::host:
+      detail::host::heat3d_step(layout, in, out, region, c);
+      return;
+    case implementation::cuda:
+#if FUNNEL_KERNELS_WITH_CUDA
+      detail::cuda::heat3d_step(stream, layout, in, out, region, c);
+      return;
+#else
+      not_compiled(impl);
+#endif
+    case implementation::kokkos:
+#if FUNNEL_KERNELS_WITH_KOKKOS
+      detail::kokkos::heat3d_step(stream, layout, in, out, region, c);
+      return;
+#else
+      not_compiled(impl);
+#endif
+  }
+}
+
+double heat3d_grid_spacing(const index3& global_interior) noexcept {
+  return 1.0 / static_cast<double>(global_interior[0] + 1);
+}
+
+double heat3d_decay_rate(const index3& global_interior) noexcept {
+  const double h = heat3d_grid_spacing(global_interior);
+  double k2 = 0.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (global_interior[axis] <= 1) continue;
+    const double length = static_cast<double>(global_interior[axis] + 1) * h;
+    k2 += pi * pi / (length * length);
+  }
+  return k2;
+}
+
+double heat3d_exact_solution(const index3& global_interior, const index3& global_cell, double alpha,
+                             double t) noexcept {
+  return detail::heat_mode_value(global_cell[0], global_cell[1], global_cell[2], global_interior[0],
+                                 global_interior[1], global_interior[2]) *
+         std::exp(-heat3d_decay_rate(global_interior) * alpha * t);
+}
+
+template <class T>
+void heat3d_initialize(stream_view stream, const field_layout& layout,
+                       const index3& global_interior, const index3& offset, T* field) {
+  constexpr const char* what = "funnel::kernels::heat3d_initialize";
+  detail::check_placement(layout, global_interior, offset, what);
+  FUNNEL_EXPECTS(field != nullptr, std::string(what) + ": field must not be null");
+  if (stream.is_cuda()) {
+#if FUNNEL_KERNELS_WITH_CUDA
+    detail::cuda::heat3d_initialize(stream, layout, global_interior, offset, field);
+    return;
+#else
+    not_compiled(implementation::cuda);
+#endif
+  }
+  for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+        field[layout.index(i, j, k)] = static_cast<T>(detail::heat_mode_value(
+            global_index(layout, offset, 0, i), global_index(layout, offset, 1, j),
+            global_index(layout, offset, 2, k), global_interior[0], global_interior[1],
+            global_interior[2]));
+      }
+    }
+  }
+}
+
+template <class T>
+error_norms heat3d_error(const field_layout& layout, const index3& global_interior,
+                         const index3& offset, double alpha, double t, const T* host_field) {
+  constexpr const char* what = "funnel::kernels::heat3d_error";
+  detail::check_placement(layout, global_interior, offset, what);
+  FUNNEL_EXPECTS(host_field != nullptr, std::string(what) + ": field must not be null");
+  const double decay = std::exp(-heat3d_decay_rate(global_interior) * alpha * t);
+  const box interior = layout.interior_box();
+  error_norms norms;
+  for (std::int64_t k = interior.lo[2]; k < interior.hi[2]; ++k) {
+    for (std::int64_t j = interior.lo[1]; j < interior.hi[1]; ++j) {
+      for (std::int64_t i = interior.lo[0]; i < interior.hi[0]; ++i) {
+        const double exact =
+            detail::heat_mode_value(global_index(layout, offset, 0, i),
+                                    global_index(layout, offset, 1, j),
+                                    global_index(layout, offset, 2, k), global_interior[0],
+                                    global_interior[1], global_interior[2]) *
+            decay;
+        const double diff = static_cast<double>(host_field[layout.index(i, j, k)]) - exact;
+        norms.max_abs = std::fmax(norms.max_abs, std::fabs(diff));
+        norms.sum_squares += diff * diff;
+        ++norms.cells;
+      }
+    }
+  }
+  return norms;
+}
+
+#define FUNNEL_KERNELS_INSTANTIATE_HEAT3D(T)                                                      \
+  template void heat3d_step<T>(stream_view, implementation, const field_layout&, const T*, T*,    \
+                               const box&, heat3d_params<T>);                                     \
+  template void heat3d_initialize<T>(stream_view, const field_layout&, const index3&,             \
+                                     const index3&, T*);                                          \
+  template error_norms heat3d_error<T>(const field_layout&, const index3&, const index3&, double, \
+                                       double, const T*);
+FUNNEL_KERNELS_INSTANTIATE_HEAT3D(float)
+FUNNEL_KERNELS_INSTANTIATE_HEAT3D(double)
+#undef FUNNEL_KERNELS_INSTANTIATE_HEAT3D
+
+}  // namespace funnel::kernels

@@ -1,1 +1,0 @@
-namespace funnel::kernels { int placeholder = 0; }

@@ -1,0 +1,126 @@
+// Helpers shared by the kernel tests: fresh random fields, poisoning, double-precision reference
+// stencils and region splitting. Header-only so the unit, Kokkos and GPU tests use one copy.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/field_layout.hpp"
+
+namespace funnel::kernels::testing {
+
+/// A seed that differs between runs; printed through SCOPED_TRACE so failures can be replayed.
+inline std::uint64_t fresh_seed() {
+  std::random_device device;
+  return (static_cast<std::uint64_t>(device()) << 32) ^ device();
+}
+
+inline field_layout make_layout(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo = 1) {
+  field_layout layout;
+  layout.interior = {nx, ny, nz};
+  layout.halo = halo;
+  return layout;
+}
+
+/// Uniform random values in [-1, 1) in every allocated cell (halo included).
+template <class T>
+std::vector<T> random_field(const field_layout& layout, std::mt19937_64& rng) {
+  std::uniform_real_distribution<double> dist(-1.0, 1.0);
+  std::vector<T> field(static_cast<std::size_t>(layout.allocated_cells()));
+  for (auto& v : field) v = static_cast<T>(dist(rng));
+  return field;
+}
+
+/// A quiet NaN with a recognisable payload: a cell still holding it was never written.
+template <class T>
+T poison() {
+  return std::numeric_limits<T>::quiet_NaN();
+}
+
+template <class T>
+std::vector<T> poisoned_field(const field_layout& layout) {
+  return std::vector<T>(static_cast<std::size_t>(layout.allocated_cells()), poison<T>());
+}
+
+inline bool contains(const box& b, std::int64_t i, std::int64_t j, std::int64_t k) {
+  return i >= b.lo[0] && i < b.hi[0] && j >= b.lo[1] && j < b.hi[1] && k >= b.lo[2] && k < b.hi[2];
+}
+
+template <class T>
+bool same_bits(T a, T b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+/// Number of cells whose bits differ between two arrays.
+template <class T>
+std::int64_t differing_cells(const std::vector<T>& a, const std::vector<T>& b) {
+  std::int64_t count = 0;
+  for (std::size_t n = 0; n < a.size(); ++n) count += same_bits(a[n], b[n]) ? 0 : 1;
+  return count;
+}
+
+/// The heat update in double precision, straight from its definition (not from the kernels'
+/// arithmetic header), over whichever axes have neighbours.
+template <class T>
+double reference_heat(const field_layout& layout, const std::vector<T>& in, std::int64_t i,
+                      std::int64_t j, std::int64_t k, double c) {
+  const double center = in[static_cast<std::size_t>(layout.index(i, j, k))];
+  double sum = 0.0;
+  int neighbours = 0;
+  const std::int64_t cell[3] = {i, j, k};
+  for (int axis = 0; axis < 3; ++axis) {
+    if (layout.allocated(axis) == 1) continue;
+    for (int side : {-1, 1}) {
+      std::int64_t n[3] = {cell[0], cell[1], cell[2]};
+      n[axis] += side;
+      sum += in[static_cast<std::size_t>(layout.index(n[0], n[1], n[2]))];
+      ++neighbours;
+    }
+  }
+  return center + c * (sum - neighbours * center);
+}
+
+/// The Jacobi update in double precision.
+inline double reference_jacobi(const field_layout& layout, const std::vector<float>& a,
+                               std::int64_t i, std::int64_t j) {
+  auto at = [&](std::int64_t x, std::int64_t y) {
+    return static_cast<double>(a[static_cast<std::size_t>(layout.index(x, y, 0))]);
+  };
+  return 0.25 * (at(i + 1, j) + at(i - 1, j) + at(i, j + 1) + at(i, j - 1));
+}
+
+/// Splits `region` into up to 8 boxes by one random cut per axis (a cut may leave a box empty).
+inline std::vector<box> random_split(const box& region, std::mt19937_64& rng) {
+  index3 cut{};
+  for (int axis = 0; axis < 3; ++axis) {
+    std::uniform_int_distribution<std::int64_t> dist(region.lo[axis], region.hi[axis]);
+    cut[axis] = dist(rng);
+  }
+  std::vector<box> parts;
+  for (int bits = 0; bits < 8; ++bits) {
+    box part;
+    for (int axis = 0; axis < 3; ++axis) {
+      const bool upper = ((bits >> axis) & 1) != 0;
+      part.lo[axis] = upper ? cut[axis] : region.lo[axis];
+      part.hi[axis] = upper ? region.hi[axis] : cut[axis];
+    }
+    parts.push_back(part);
+  }
+  return parts;
+}
+
+/// Tolerance of a float/double result against the double reference for values of order 1.
+template <class T>
+double reference_tolerance() {
+  return 16.0 * std::numeric_limits<T>::epsilon();
+}
+
+}  // namespace funnel::kernels::testing

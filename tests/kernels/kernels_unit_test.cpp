@@ -1,0 +1,360 @@
+// Host kernels against a plain double-precision reference: random interiors and halos, outputs
+// poisoned with NaN (cells in the region must be written, cells outside must keep their bits),
+// several layouts (3D, 2D, 1D, halo 2) and thin regions, region splits bitwise, the Jacobi
+// norm, the initial conditions and the heat solution's convergence order.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "funnel/error.hpp"
+#include "funnel/kernels/heat3d.hpp"
+#include "funnel/kernels/implementation.hpp"
+#include "funnel/kernels/jacobi2d.hpp"
+#include "kernel_test_support.hpp"
+
+namespace fk = funnel::kernels;
+namespace ft = funnel::kernels::testing;
+using funnel::box;
+using funnel::field_layout;
+using funnel::index3;
+using funnel::stream_view;
+
+namespace {
+
+struct heat_case {
+  std::string name;
+  field_layout layout;
+  box region;
+};
+
+std::vector<heat_case> heat_cases() {
+  std::vector<heat_case> cases;
+  auto add = [&](std::string name, field_layout layout, box region) {
+    cases.push_back({std::move(name), layout, region});
+  };
+  const auto cube = ft::make_layout(9, 7, 6);
+  add("3d interior", cube, cube.interior_box());
+  add("3d one z plane", cube, box{{1, 1, 3}, {10, 8, 4}});
+  add("3d one x column", cube, box{{5, 1, 1}, {6, 8, 7}});
+  add("3d single cell", cube, box{{4, 3, 2}, {5, 4, 3}});
+  add("3d into the halo of halo 2", ft::make_layout(6, 5, 4, 2), box{{1, 1, 1}, {9, 8, 7}});
+  const auto plane = ft::make_layout(13, 9, 1);
+  add("2d interior", plane, plane.interior_box());
+  add("2d thin row", plane, box{{1, 4, 0}, {14, 5, 1}});
+  const auto line = ft::make_layout(17, 1, 1);
+  add("1d interior", line, line.interior_box());
+  return cases;
+}
+
+template <class T>
+void check_heat_against_reference(const heat_case& hc, std::mt19937_64& rng) {
+  SCOPED_TRACE(hc.name);
+  const auto in = ft::random_field<T>(hc.layout, rng);
+  auto out = ft::poisoned_field<T>(hc.layout);
+  const T c = static_cast<T>(0.1);
+  fk::heat3d_step(stream_view::host(), fk::implementation::host, hc.layout, in.data(), out.data(),
+                  hc.region, fk::heat3d_params<T>{c});
+  const field_layout& l = hc.layout;
+  std::int64_t written = 0;
+  for (std::int64_t k = 0; k < l.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < l.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < l.allocated(0); ++i) {
+        const T got = out[static_cast<std::size_t>(l.index(i, j, k))];
+        if (ft::contains(hc.region, i, j, k)) {
+          const double want = ft::reference_heat(l, in, i, j, k, static_cast<double>(c));
+          ASSERT_NEAR(static_cast<double>(got), want, ft::reference_tolerance<T>())
+              << "cell " << i << "," << j << "," << k;
+          ++written;
+        } else {
+          ASSERT_TRUE(ft::same_bits(got, ft::poison<T>()))
+              << "cell " << i << "," << j << "," << k << " outside the region was written";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(written, hc.region.cells());
+}
+
+template <class T>
+void check_heat_split(const heat_case& hc, std::mt19937_64& rng) {
+  SCOPED_TRACE(hc.name);
+  const auto in = ft::random_field<T>(hc.layout, rng);
+  auto whole = ft::poisoned_field<T>(hc.layout);
+  auto pieces = ft::poisoned_field<T>(hc.layout);
+  const fk::heat3d_params<T> params{static_cast<T>(1.0 / 7.0)};
+  fk::heat3d_step(stream_view::host(), fk::implementation::host, hc.layout, in.data(), whole.data(),
+                  hc.region, params);
+  for (const box& part : ft::random_split(hc.region, rng)) {
+    fk::heat3d_step(stream_view::host(), fk::implementation::host, hc.layout, in.data(),
+                    pieces.data(), part, params);
+  }
+  EXPECT_EQ(ft::differing_cells(whole, pieces), 0);
+}
+
+}  // namespace
+
+TEST(Implementation, ParsesAndPrints) {
+  for (auto impl :
+       {fk::implementation::cuda, fk::implementation::host, fk::implementation::kokkos}) {
+    EXPECT_EQ(fk::parse_implementation(fk::to_string(impl)), impl);
+  }
+  EXPECT_THROW((void)fk::parse_implementation("openmp"), funnel::invalid_argument);
+  EXPECT_THROW((void)fk::parse_implementation(""), funnel::invalid_argument);
+  EXPECT_EQ(fk::default_implementation(stream_view::host()), fk::implementation::host);
+  EXPECT_EQ(fk::default_implementation(stream_view::from_native_handle(nullptr)),
+            fk::implementation::cuda);
+  EXPECT_TRUE(fk::implementation_compiled(fk::implementation::host));
+}
+
+TEST(Heat3dHost, MatchesDoubleReferenceFloat) {
+  const auto seed = ft::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const auto& hc : heat_cases()) check_heat_against_reference<float>(hc, rng);
+}
+
+TEST(Heat3dHost, MatchesDoubleReferenceDouble) {
+  const auto seed = ft::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (const auto& hc : heat_cases()) check_heat_against_reference<double>(hc, rng);
+}
+
+TEST(Heat3dHost, RegionSplitsAreBitwiseIdentical) {
+  const auto seed = ft::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  for (int repeat = 0; repeat < 4; ++repeat) {
+    for (const auto& hc : heat_cases()) {
+      check_heat_split<float>(hc, rng);
+      check_heat_split<double>(hc, rng);
+    }
+  }
+}
+
+TEST(Heat3dHost, EmptyRegionWritesNothing) {
+  const auto layout = ft::make_layout(5, 5, 5);
+  std::mt19937_64 rng(ft::fresh_seed());
+  const auto in = ft::random_field<float>(layout, rng);
+  auto out = ft::poisoned_field<float>(layout);
+  const auto before = out;
+  fk::heat3d_step(stream_view::host(), fk::implementation::host, layout, in.data(), out.data(),
+                  box{{2, 2, 2}, {2, 4, 4}}, fk::heat3d_params<float>{0.1F});
+  EXPECT_EQ(ft::differing_cells(before, out), 0);
+}
+
+TEST(Heat3dHost, RejectsBadArguments) {
+  const auto layout = ft::make_layout(6, 5, 4);
+  std::vector<double> in(static_cast<std::size_t>(layout.allocated_cells()), 0.0);
+  std::vector<double> out(in.size(), 0.0);
+  const fk::heat3d_params<double> p{0.1};
+  const auto host = stream_view::host();
+  const auto step = [&](stream_view s, fk::implementation impl, const double* src, double* dst,
+                        box region) { fk::heat3d_step(s, impl, layout, src, dst, region, p); };
+  // The region must keep one cell from the array's edge.
+  EXPECT_THROW(
+      step(host, fk::implementation::host, in.data(), out.data(), box{{0, 1, 1}, {7, 6, 5}}),
+      funnel::invalid_argument);
+  EXPECT_THROW(
+      step(host, fk::implementation::host, in.data(), out.data(), box{{1, 1, 1}, {7, 6, 6}}),
+      funnel::invalid_argument);
+  // In-place or overlapping arrays, null arrays.
+  EXPECT_THROW(step(host, fk::implementation::host, in.data(), in.data(), layout.interior_box()),
+               funnel::invalid_argument);
+  EXPECT_THROW(
+      step(host, fk::implementation::host, in.data(), in.data() + 3, layout.interior_box()),
+      funnel::invalid_argument);
+  EXPECT_THROW(step(host, fk::implementation::host, nullptr, out.data(), layout.interior_box()),
+               funnel::invalid_argument);
+  // The host implementation cannot run on a CUDA stream.
+  EXPECT_THROW(step(stream_view::from_native_handle(nullptr), fk::implementation::host, in.data(),
+                    out.data(), layout.interior_box()),
+               funnel::invalid_argument);
+  // cuda needs a CUDA stream (or, without CUDA compiled in, is unsupported).
+  EXPECT_THROW(step(host, fk::implementation::cuda, in.data(), out.data(), layout.interior_box()),
+               funnel::error);
+  // Axes with neighbours must come first: y of one cell but z of many is refused.
+  const auto odd = ft::make_layout(6, 1, 4);
+  EXPECT_THROW(fk::heat3d_step(host, fk::implementation::host, odd, in.data(), out.data(),
+                               odd.interior_box(), p),
+               funnel::invalid_argument);
+  EXPECT_THROW(fk::heat3d_step(host, fk::implementation::host, layout, in.data(), out.data(),
+                               layout.interior_box(), fk::heat3d_params<double>{NAN}),
+               funnel::invalid_argument);
+}
+
+TEST(Jacobi2dHost, MatchesReferenceAndNorm) {
+  const auto seed = ft::fresh_seed();
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  std::mt19937_64 rng(seed);
+  const auto layout = fk::jacobi2d_layout(37, 23);
+  for (const box& region :
+       {layout.interior_box(), box{{1, 5, 0}, {36, 6, 0 + 1}}, box{{20, 1, 0}, {21, 22, 1}}}) {
+    const auto a = ft::random_field<float>(layout, rng);
+    auto a_new = ft::poisoned_field<float>(layout);
+    float norm = 0.5F;
+    fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(), a_new.data(),
+                      region, &norm);
+    double want_norm = 0.0;
+    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+        const float got = a_new[static_cast<std::size_t>(layout.index(i, j, 0))];
+        if (ft::contains(region, i, j, 0)) {
+          const double want = ft::reference_jacobi(layout, a, i, j);
+          ASSERT_NEAR(got, want, ft::reference_tolerance<float>()) << i << "," << j;
+          const double d = want - a[static_cast<std::size_t>(layout.index(i, j, 0))];
+          want_norm += d * d;
+        } else {
+          ASSERT_TRUE(ft::same_bits(got, ft::poison<float>())) << i << "," << j;
+        }
+      }
+    }
+    EXPECT_NEAR(norm, 0.5 + want_norm, 1e-5 * (0.5 + want_norm));
+  }
+}
+
+TEST(Jacobi2dHost, SplitsBitwiseAndNullNorm) {
+  std::mt19937_64 rng(ft::fresh_seed());
+  const auto layout = fk::jacobi2d_layout(64, 48);
+  const auto a = ft::random_field<float>(layout, rng);
+  auto whole = ft::poisoned_field<float>(layout);
+  auto pieces = ft::poisoned_field<float>(layout);
+  fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(), whole.data(),
+                    layout.interior_box(), nullptr);
+  float norm = 0.0F;
+  for (const box& part : ft::random_split(layout.interior_box(), rng)) {
+    fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
+                      pieces.data(), part, &norm);
+  }
+  EXPECT_EQ(ft::differing_cells(whole, pieces), 0);
+  EXPECT_GT(norm, 0.0F);
+  // 3D layouts are refused.
+  const auto cube = ft::make_layout(4, 4, 4);
+  std::vector<float> x(static_cast<std::size_t>(cube.allocated_cells()));
+  std::vector<float> y(x.size());
+  EXPECT_THROW(fk::jacobi2d_step(stream_view::host(), fk::implementation::host, cube, x.data(),
+                                 y.data(), cube.interior_box(), nullptr),
+               funnel::invalid_argument);
+  EXPECT_THROW((void)fk::jacobi2d_layout(2, 10), funnel::invalid_argument);
+}
+
+TEST(Jacobi2dHost, InitializeMatchesReferenceBoundary) {
+  // Two ranks side by side along x and a third below: boundary columns only where the rank
+  // touches the global left/right edge, rows numbered as the reference does.
+  const std::int64_t nx = 20;
+  const std::int64_t ny = 12;
+  const index3 global{nx - 2, ny - 2, 1};
+  struct part {
+    field_layout layout;
+    index3 offset;
+  };
+  const std::vector<part> parts = {{ft::make_layout(9, 10, 1), {0, 0, 0}},
+                                   {ft::make_layout(9, 6, 1), {9, 0, 0}},
+                                   {ft::make_layout(9, 4, 1), {9, 6, 0}}};
+  const double pi_f = static_cast<double>(static_cast<float>(M_PI));
+  for (const auto& p : parts) {
+    auto a = ft::poisoned_field<float>(p.layout);
+    auto b = ft::poisoned_field<float>(p.layout);
+    fk::jacobi2d_initialize(stream_view::host(), p.layout, global, p.offset, a.data(), b.data());
+    EXPECT_EQ(ft::differing_cells(a, b), 0);
+    const std::int64_t ax = p.layout.allocated(0);
+    for (std::int64_t j = 0; j < p.layout.allocated(1); ++j) {
+      const std::int64_t iy = p.offset[1] + j;
+      const float boundary =
+          static_cast<float>(std::sin(2.0 * pi_f * static_cast<double>(iy) / (ny - 1)));
+      for (std::int64_t i = 0; i < ax; ++i) {
+        const bool left = i == 0 && p.offset[0] == 0;
+        const bool right = i == ax - 1 && p.offset[0] + p.layout.interior[0] == global[0];
+        const float want = left || right ? boundary : 0.0F;
+        ASSERT_EQ(a[static_cast<std::size_t>(p.layout.index(i, j, 0))], want) << i << "," << j;
+      }
+    }
+  }
+  EXPECT_EQ(fk::jacobi2d_boundary_value(0, ny), 0.0F);
+  EXPECT_NEAR(fk::jacobi2d_boundary_value(10, 41), std::sin(2.0 * M_PI * 10 / 40), 1e-6);
+}
+
+TEST(Heat3dHost, InitializeMatchesModeAndZeroBoundary) {
+  const index3 global{10, 8, 6};
+  const auto layout = ft::make_layout(5, 8, 3);
+  const index3 offset{5, 0, 3};  // the upper-x, upper-z rank of a 2 x 1 x 2 split
+  auto field = ft::poisoned_field<double>(layout);
+  fk::heat3d_initialize(stream_view::host(), layout, global, offset, field.data());
+  const double h = fk::heat3d_grid_spacing(global);
+  EXPECT_DOUBLE_EQ(h, 1.0 / 11.0);
+  for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+        const index3 g{offset[0] + i - 1, offset[1] + j - 1, offset[2] + k - 1};
+        const double got = field[static_cast<std::size_t>(layout.index(i, j, k))];
+        bool outside = false;
+        double want = 1.0;
+        for (int axis = 0; axis < 3; ++axis) {
+          outside = outside || g[axis] < 0 || g[axis] >= global[axis];
+          const double length = (global[axis] + 1) * h;
+          want *= std::sin(M_PI * (g[axis] + 1) * h / length);
+        }
+        if (outside) {
+          ASSERT_EQ(got, 0.0) << "boundary cell " << i << "," << j << "," << k;
+        } else {
+          ASSERT_NEAR(got, want, 1e-14) << i << "," << j << "," << k;
+        }
+        ASSERT_NEAR(fk::heat3d_exact_solution(global, g, 1.0, 0.0), outside ? 0.0 : want, 1e-14);
+      }
+    }
+  }
+  const auto norms = fk::heat3d_error(layout, global, offset, 1.0, 0.0, field.data());
+  EXPECT_EQ(norms.cells, layout.interior_box().cells());
+  EXPECT_LT(norms.max_abs, 1e-15);
+  // A rank whose box sticks out of the global grid is refused.
+  EXPECT_THROW(
+      fk::heat3d_initialize(stream_view::host(), layout, global, index3{6, 0, 3}, field.data()),
+      funnel::invalid_argument);
+}
+
+TEST(Heat3dHost, DecayRateOfUnitCube) {
+  EXPECT_NEAR(fk::heat3d_decay_rate({31, 31, 31}), 3.0 * M_PI * M_PI, 1e-12);
+  EXPECT_NEAR(fk::heat3d_decay_rate({31, 31, 1}), 2.0 * M_PI * M_PI, 1e-12);
+  // Longer y side (63 cells at the same spacing): L_y = 2.
+  EXPECT_NEAR(fk::heat3d_decay_rate({31, 63, 1}), M_PI * M_PI * 1.25, 1e-12);
+}
+
+namespace {
+
+// Runs the heat problem on one rank to time t_end with c = alpha dt / h^2 fixed and returns the
+// maximum error against the exact solution.
+double heat_error_after(std::int64_t n, int steps_at_8) {
+  const index3 global{n, n, n};
+  const auto layout = ft::make_layout(n, n, n);
+  std::vector<double> a(static_cast<std::size_t>(layout.allocated_cells()));
+  fk::heat3d_initialize(stream_view::host(), layout, global, {0, 0, 0}, a.data());
+  auto b = a;  // the boundary cells of both arrays hold the Dirichlet zeros
+  const double c = 0.1;
+  const double h = fk::heat3d_grid_spacing(global);
+  const double dt = c * h * h;  // alpha = 1
+  const auto refine = static_cast<int>((n + 1) / 8);
+  const int steps = steps_at_8 * refine * refine;
+  for (int s = 0; s < steps; ++s) {
+    fk::heat3d_step(stream_view::host(), fk::implementation::host, layout, a.data(), b.data(),
+                    layout.interior_box(), fk::heat3d_params<double>{c});
+    std::swap(a, b);
+  }
+  return fk::heat3d_error(layout, global, {0, 0, 0}, 1.0, steps * dt, a.data()).max_abs;
+}
+
+}  // namespace
+
+TEST(Heat3dHost, ErrorShrinksAtSecondOrder) {
+  const double coarse = heat_error_after(7, 40);
+  const double fine = heat_error_after(15, 40);
+  const double finer = heat_error_after(31, 40);
+  EXPECT_GT(coarse, 0.0);
+  EXPECT_GT(coarse / fine, 3.5);
+  EXPECT_LT(coarse / fine, 4.5);
+  EXPECT_GT(fine / finer, 3.5);
+  EXPECT_LT(fine / finer, 4.5);
+}
