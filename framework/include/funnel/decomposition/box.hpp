@@ -35,7 +35,11 @@ struct box {
   [[nodiscard]] constexpr bool empty() const noexcept { return cells() == 0; }
   /// @brief Same corners.
   friend constexpr bool operator==(const box& a, const box& b) noexcept {
-    return a.lo == b.lo && a.hi == b.hi;
+    // Element-wise: std::array's == is not constexpr before C++20.
+    for (int axis = 0; axis < 3; ++axis) {
+      if (a.lo[axis] != b.lo[axis] || a.hi[axis] != b.hi[axis]) return false;
+    }
+    return true;
   }
   /// @brief Negation of ==.
   friend constexpr bool operator!=(const box& a, const box& b) noexcept { return !(a == b); }

@@ -1,0 +1,139 @@
+/**
+ * @file cartesian_decomposition.hpp
+ * @brief A global grid split across the ranks of an MPI communicator (MPI_Cart_create).
+ */
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/field_layout.hpp"
+#include "funnel/decomposition/side.hpp"
+
+namespace funnel {
+
+/**
+ * @brief A Cartesian split of a global grid of cells into one box per rank.
+ *
+ * Collective construction over `comm`: the process grid `dims` (chosen by MPI_Dims_create
+ * where an entry is 0; an axis of one global cell always gets 1 rank) becomes a Cartesian
+ * communicator, which this object owns. Along an axis of N cells and P ranks, rank coordinate
+ * c owns N / P cells, plus one when c < N % P (the first ranks take the remainder), starting
+ * at c * (N / P) + min(c, N % P).
+ *
+ * Ranks are not reordered (`reorder = 0`): the Cartesian communicator's rank of a process
+ * equals its rank in `comm`, so the caller's rank-to-GPU binding, its logs and its I/O need no
+ * translation. (MPI implementations rarely reorder anyway.)
+ *
+ * Every check is made from arguments all ranks must agree on, before any communication, so a
+ * bad request throws on every rank and none hangs.
+ *
+ * Move-only; the Cartesian communicator is freed (MPI_Comm_free) by the destructor when MPI
+ * is still initialised.
+ */
+class cartesian_decomposition {
+ public:
+  /**
+   * @brief Splits `global_cells` across the ranks of `comm` (collective).
+   * @param comm the ranks to split over (not freed; may be MPI_COMM_WORLD)
+   * @param global_cells cells along x, y, z; each >= 1 (a 2D problem has z = 1)
+   * @param halo ghost width, >= 1; no local extent of an axis that has ghosts may be smaller
+   * @param dims ranks along x, y, z; 0 entries are chosen by MPI_Dims_create
+   * @param periodic whether each axis wraps around (its edge ranks are then neighbours)
+   * @throw funnel::invalid_argument for MPI_COMM_NULL, a non-positive cell count or halo, a
+   * cell count whose product overflows 64 bits, negative dims, dims whose product is not (or
+   * whose fixed entries do not divide) the rank count, more ranks than cells along an axis,
+   * ranks along an axis of one cell, a local extent of 1 on an axis that has more cells (the
+   * field layout would drop its ghosts), or a halo wider than the smallest local extent
+   * @throw funnel::mpi_error when an MPI call fails
+   */
+  cartesian_decomposition(MPI_Comm comm, index3 global_cells, int halo,
+                          std::array<int, 3> dims = {0, 0, 0},
+                          std::array<bool, 3> periodic = {false, false, false});
+  /// @brief Frees the Cartesian communicator (errors are logged, never thrown).
+  ~cartesian_decomposition();
+  cartesian_decomposition(const cartesian_decomposition&) = delete;
+  cartesian_decomposition& operator=(const cartesian_decomposition&) = delete;
+  /// @brief Takes over `other`'s communicator; `other` may then only be destroyed or assigned.
+  cartesian_decomposition(cartesian_decomposition&& other) noexcept;
+  /// @brief Frees the held communicator, then takes over `other`'s.
+  cartesian_decomposition& operator=(cartesian_decomposition&& other) noexcept;
+
+  /// @brief The Cartesian communicator (owned by this object; do not free it).
+  [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
+  /// @brief This process's rank in comm() (equal to its rank in the constructor's comm).
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  /// @brief Number of ranks.
+  [[nodiscard]] int size() const noexcept { return size_; }
+  /// @brief Ranks along x, y, z.
+  [[nodiscard]] const std::array<int, 3>& dims() const noexcept { return dims_; }
+  /// @brief Whether each axis wraps around.
+  [[nodiscard]] const std::array<bool, 3>& periodic() const noexcept { return periodic_; }
+  /// @brief This rank's coordinates in the process grid.
+  [[nodiscard]] const std::array<int, 3>& coords() const noexcept { return coords_; }
+  /// @brief Cells of the whole grid along x, y, z.
+  [[nodiscard]] const index3& global_cells() const noexcept { return global_; }
+  /// @brief Ghost width.
+  [[nodiscard]] int halo() const noexcept { return halo_; }
+
+  /// @brief This rank's cells, in global coordinates.
+  [[nodiscard]] const box& local_box() const noexcept { return local_; }
+  /// @brief Memory layout of this rank's field (its interior plus ghosts).
+  [[nodiscard]] field_layout layout() const noexcept { return layout_of(local_); }
+  /**
+   * @brief Memory layout of a field holding `interior`, with this decomposition's halo.
+   * @param interior a box, e.g. box_of(r) for another rank's layout
+   * @return the layout
+   */
+  [[nodiscard]] field_layout layout_of(const box& interior) const noexcept;
+
+  /**
+   * @brief The neighbouring rank along an axis.
+   * @param axis 0 = x, 1 = y, 2 = z
+   * @param s which side
+   * @return its rank in comm(), this rank itself for a periodic axis of one rank, or
+   * MPI_PROC_NULL at a non-periodic edge
+   * @throw funnel::invalid_argument for an axis outside 0..2
+   */
+  [[nodiscard]] int neighbor(int axis, side s) const;
+
+  /**
+   * @brief Process-grid coordinates of any rank.
+   * @param rank a rank of comm()
+   * @return its coordinates
+   * @throw funnel::invalid_argument for a rank outside [0, size())
+   */
+  [[nodiscard]] std::array<int, 3> coords_of(int rank) const;
+  /**
+   * @brief The cells of any rank, in global coordinates (for I/O and restart).
+   * @param rank a rank of comm()
+   * @return its box
+   * @throw funnel::invalid_argument for a rank outside [0, size())
+   */
+  [[nodiscard]] box box_of(int rank) const;
+  /**
+   * @brief The cells owned by the ranks at process-grid coordinates `coords`.
+   * @param coords coordinates, each in [0, dims()[axis])
+   * @return the box, in global coordinates
+   * @throw funnel::invalid_argument for coordinates outside the process grid
+   */
+  [[nodiscard]] box box_at(const std::array<int, 3>& coords) const;
+
+ private:
+  void free_comm() noexcept;
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 0;
+  std::array<int, 3> dims_{1, 1, 1};
+  std::array<bool, 3> periodic_{false, false, false};
+  std::array<int, 3> coords_{0, 0, 0};
+  index3 global_{1, 1, 1};
+  int halo_ = 1;
+  box local_{};
+  std::array<std::array<int, 2>, 3> neighbors_{};
+};
+
+}  // namespace funnel

@@ -1,0 +1,40 @@
+/**
+ * @file grid_split.hpp
+ * @brief The arithmetic of a Cartesian split, without a communicator (used by
+ * cartesian_decomposition, testable for any rank count in one process).
+ */
+#pragma once
+
+#include <array>
+
+#include "funnel/decomposition/box.hpp"
+
+namespace funnel::detail {
+
+/**
+ * @brief Checks a split request and fills the 0 entries of `dims` (MPI_Dims_create).
+ *
+ * Axes of one global cell get 1 rank before MPI_Dims_create fills the others. MPI must be
+ * initialised (MPI_Dims_create), but nothing is communicated.
+ * @param ranks number of ranks, >= 1
+ * @param global_cells cells along x, y, z, each >= 1, product within int64
+ * @param halo ghost width, >= 1
+ * @param dims ranks along x, y, z (0 = choose)
+ * @return the complete, checked dims
+ * @throw funnel::invalid_argument naming the bad value and what is allowed (see
+ * cartesian_decomposition's constructor for the list)
+ */
+[[nodiscard]] std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
+                                              std::array<int, 3> dims);
+
+/**
+ * @brief The cells of the ranks at `coords` (the first N % P ranks of an axis take one more).
+ * @param global_cells cells along x, y, z
+ * @param dims ranks along x, y, z
+ * @param coords process-grid coordinates, each in [0, dims[axis])
+ * @return the box in global coordinates
+ */
+[[nodiscard]] box split_box(const index3& global_cells, const std::array<int, 3>& dims,
+                            const std::array<int, 3>& coords) noexcept;
+
+}  // namespace funnel::detail

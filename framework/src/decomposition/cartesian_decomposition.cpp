@@ -1,0 +1,123 @@
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+
+#include <string>
+#include <utility>
+
+#include "funnel/decomposition/detail/grid_split.hpp"
+#include "funnel/error.hpp"
+
+namespace funnel {
+namespace {
+
+void check_axis(int axis) {
+  FUNNEL_EXPECTS(axis >= 0 && axis < 3,
+                 "axis " + std::to_string(axis) + " is not 0 (x), 1 (y) or 2 (z)");
+}
+
+}  // namespace
+
+cartesian_decomposition::cartesian_decomposition(MPI_Comm comm, index3 global_cells, int halo,
+                                                 std::array<int, 3> dims,
+                                                 std::array<bool, 3> periodic)
+    : periodic_(periodic), global_(global_cells), halo_(halo) {
+  FUNNEL_EXPECTS(comm != MPI_COMM_NULL, "the communicator is MPI_COMM_NULL");
+  int ranks = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_size(comm, &ranks), "cartesian_decomposition");
+  dims_ = detail::checked_dims(ranks, global_cells, halo, dims);
+
+  const std::array<int, 3> wrap{periodic[0] ? 1 : 0, periodic[1] ? 1 : 0, periodic[2] ? 1 : 0};
+  FUNNEL_MPI_TRY(MPI_Cart_create(comm, 3, dims_.data(), wrap.data(), /*reorder=*/0, &comm_),
+                 "creating the Cartesian communicator");
+  try {
+    FUNNEL_MPI_TRY(MPI_Comm_rank(comm_, &rank_), "cartesian_decomposition");
+    FUNNEL_MPI_TRY(MPI_Comm_size(comm_, &size_), "cartesian_decomposition");
+    FUNNEL_MPI_TRY(MPI_Cart_coords(comm_, rank_, 3, coords_.data()), "cartesian_decomposition");
+    for (int axis = 0; axis < 3; ++axis) {
+      FUNNEL_MPI_TRY(MPI_Cart_shift(comm_, axis, 1, &neighbors_[axis][0], &neighbors_[axis][1]),
+                     "finding the neighbours");
+    }
+  } catch (...) {
+    free_comm();
+    throw;
+  }
+  local_ = detail::split_box(global_, dims_, coords_);
+}
+
+cartesian_decomposition::~cartesian_decomposition() { free_comm(); }
+
+cartesian_decomposition::cartesian_decomposition(cartesian_decomposition&& other) noexcept
+    : comm_(std::exchange(other.comm_, MPI_COMM_NULL)),
+      rank_(other.rank_),
+      size_(other.size_),
+      dims_(other.dims_),
+      periodic_(other.periodic_),
+      coords_(other.coords_),
+      global_(other.global_),
+      halo_(other.halo_),
+      local_(other.local_),
+      neighbors_(other.neighbors_) {}
+
+cartesian_decomposition& cartesian_decomposition::operator=(
+    cartesian_decomposition&& other) noexcept {
+  if (this != &other) {
+    free_comm();
+    comm_ = std::exchange(other.comm_, MPI_COMM_NULL);
+    rank_ = other.rank_;
+    size_ = other.size_;
+    dims_ = other.dims_;
+    periodic_ = other.periodic_;
+    coords_ = other.coords_;
+    global_ = other.global_;
+    halo_ = other.halo_;
+    local_ = other.local_;
+    neighbors_ = other.neighbors_;
+  }
+  return *this;
+}
+
+void cartesian_decomposition::free_comm() noexcept {
+  if (comm_ == MPI_COMM_NULL) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  // After MPI_Finalize the communicator is gone with MPI; freeing it would be an error.
+  if (finalized == 0) {
+    const int rc = MPI_Comm_free(&comm_);
+    if (rc != MPI_SUCCESS) {
+      detail::log_error("MPI_Comm_free of the Cartesian communicator failed with code " +
+                        std::to_string(rc));
+    }
+  }
+  comm_ = MPI_COMM_NULL;
+}
+
+field_layout cartesian_decomposition::layout_of(const box& interior) const noexcept {
+  return field_layout{interior.extents(), halo_};
+}
+
+int cartesian_decomposition::neighbor(int axis, side s) const {
+  check_axis(axis);
+  return neighbors_[axis][static_cast<int>(s)];
+}
+
+std::array<int, 3> cartesian_decomposition::coords_of(int rank) const {
+  FUNNEL_EXPECTS(rank >= 0 && rank < size_, "rank " + std::to_string(rank) +
+                                                " is outside the communicator's [0, " +
+                                                std::to_string(size_) + ")");
+  std::array<int, 3> coords{};
+  FUNNEL_MPI_TRY(MPI_Cart_coords(comm_, rank, 3, coords.data()), "coords_of");
+  return coords;
+}
+
+box cartesian_decomposition::box_of(int rank) const { return box_at(coords_of(rank)); }
+
+box cartesian_decomposition::box_at(const std::array<int, 3>& coords) const {
+  for (int axis = 0; axis < 3; ++axis) {
+    FUNNEL_EXPECTS(coords[axis] >= 0 && coords[axis] < dims_[axis],
+                   "process coordinate " + std::to_string(coords[axis]) + " along axis " +
+                       std::to_string(axis) + " is outside [0, " + std::to_string(dims_[axis]) +
+                       ")");
+  }
+  return detail::split_box(global_, dims_, coords);
+}
+
+}  // namespace funnel

@@ -1,0 +1,124 @@
+#include "funnel/decomposition/detail/grid_split.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "funnel/error.hpp"
+
+namespace funnel::detail {
+namespace {
+
+constexpr const char* axis_names[3] = {"x", "y", "z"};
+
+std::string axis_name(int axis) { return axis_names[axis]; }
+
+std::string triple(const index3& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
+         ")";
+}
+
+std::string triple(const std::array<int, 3>& v) { return triple(index3{v[0], v[1], v[2]}); }
+
+// Cells of the smallest box along an axis: the last ranks get floor(N / P).
+std::int64_t smallest_extent(std::int64_t cells, int parts) noexcept { return cells / parts; }
+
+void check_cells(const index3& global_cells) {
+  std::int64_t total = 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    FUNNEL_EXPECTS(global_cells[axis] >= 1, "global cell count along " + axis_name(axis) + " is " +
+                                                std::to_string(global_cells[axis]) +
+                                                "; every axis needs >= 1 cell");
+    FUNNEL_EXPECTS(!__builtin_mul_overflow(total, global_cells[axis], &total),
+                   "global cells " + triple(global_cells) +
+                       " overflow a 64-bit cell count; use a smaller grid");
+  }
+}
+
+void check_given_dims(int ranks, const index3& global_cells, const std::array<int, 3>& dims) {
+  std::int64_t fixed = 1;
+  bool all_given = true;
+  for (int axis = 0; axis < 3; ++axis) {
+    FUNNEL_EXPECTS(dims[axis] >= 0, "dims " + triple(dims) + ": ranks along " + axis_name(axis) +
+                                        " must be >= 0 (0 = let MPI_Dims_create choose)");
+    FUNNEL_EXPECTS(global_cells[axis] > 1 || dims[axis] <= 1,
+                   "dims " + triple(dims) + " puts " + std::to_string(dims[axis]) +
+                       " ranks along " + axis_name(axis) + ", which has only 1 cell; use 1 or 0");
+    if (dims[axis] > 0) {
+      fixed *= dims[axis];
+    } else {
+      all_given = false;
+    }
+  }
+  if (all_given) {
+    FUNNEL_EXPECTS(fixed == ranks, "dims " + triple(dims) + " make " + std::to_string(fixed) +
+                                       " ranks but the communicator has " + std::to_string(ranks) +
+                                       "; their product must equal it");
+  } else {
+    FUNNEL_EXPECTS(ranks % fixed == 0,
+                   "dims " + triple(dims) + ": the fixed entries make " + std::to_string(fixed) +
+                       " ranks, which does not divide " + std::to_string(ranks) + " ranks");
+  }
+}
+
+void check_extents(const index3& global_cells, int halo, const std::array<int, 3>& dims) {
+  std::int64_t largest_allocated = 1;  // the first box is the largest; with its ghosts
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::int64_t cells = global_cells[axis];
+    FUNNEL_EXPECTS(dims[axis] <= cells, "more ranks than cells along " + axis_name(axis) + ": " +
+                                            std::to_string(dims[axis]) + " ranks for " +
+                                            std::to_string(cells) + " cells (dims " + triple(dims) +
+                                            "); give fewer ranks along it");
+    if (cells == 1) continue;  // no ghosts along this axis
+    const std::int64_t smallest = smallest_extent(cells, dims[axis]);
+    FUNNEL_EXPECTS(smallest >= 2, "splitting " + std::to_string(cells) + " cells along " +
+                                      axis_name(axis) + " over " + std::to_string(dims[axis]) +
+                                      " ranks leaves boxes of 1 cell, which field_layout gives "
+                                      "no ghosts; each box needs >= 2 cells along an axis of "
+                                      "more than one cell");
+    FUNNEL_EXPECTS(smallest >= halo,
+                   "halo " + std::to_string(halo) + " is wider than the smallest local extent " +
+                       std::to_string(smallest) + " along " + axis_name(axis) + " (" +
+                       std::to_string(cells) + " cells over " + std::to_string(dims[axis]) +
+                       " ranks); use a halo <= " + std::to_string(smallest) +
+                       " or fewer ranks along " + axis_name(axis));
+    const std::int64_t allocated = (cells + dims[axis] - 1) / dims[axis] + 2 * std::int64_t{halo};
+    FUNNEL_EXPECTS(!__builtin_mul_overflow(largest_allocated, allocated, &largest_allocated),
+                   "a local box of global cells " + triple(global_cells) + " over dims " +
+                       triple(dims) + " with halo " + std::to_string(halo) +
+                       " overflows a 64-bit cell count");
+  }
+}
+
+}  // namespace
+
+std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
+                                std::array<int, 3> dims) {
+  FUNNEL_EXPECTS(ranks >= 1, "rank count " + std::to_string(ranks) + " must be >= 1");
+  check_cells(global_cells);
+  FUNNEL_EXPECTS(halo >= 1, "halo " + std::to_string(halo) + " must be >= 1");
+  check_given_dims(ranks, global_cells, dims);
+  for (int axis = 0; axis < 3; ++axis) {
+    if (global_cells[axis] == 1) dims[axis] = 1;
+  }
+  FUNNEL_MPI_TRY(MPI_Dims_create(ranks, 3, dims.data()), "choosing the process grid");
+  check_extents(global_cells, halo, dims);
+  return dims;
+}
+
+box split_box(const index3& global_cells, const std::array<int, 3>& dims,
+              const std::array<int, 3>& coords) noexcept {
+  box b;
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::int64_t base = global_cells[axis] / dims[axis];
+    const std::int64_t rem = global_cells[axis] % dims[axis];
+    const std::int64_t c = coords[axis];
+    b.lo[axis] = c * base + std::min(c, rem);
+    b.hi[axis] = b.lo[axis] + base + (c < rem ? 1 : 0);
+  }
+  return b;
+}
+
+}  // namespace funnel::detail

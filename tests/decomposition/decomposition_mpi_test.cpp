@@ -1,0 +1,141 @@
+// funnel::cartesian_decomposition across real ranks: every rank's view agrees with the others'.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/error.hpp"
+
+namespace {
+
+using funnel::box;
+using funnel::index3;
+using funnel::side;
+using dims3 = std::array<int, 3>;
+
+std::vector<box> all_local_boxes(const funnel::cartesian_decomposition& d) {
+  std::vector<box> boxes(static_cast<std::size_t>(d.size()));
+  box mine = d.local_box();
+  MPI_Allgather(&mine, sizeof(box), MPI_BYTE, boxes.data(), sizeof(box), MPI_BYTE, d.comm());
+  return boxes;
+}
+
+void expect_consistent(const funnel::cartesian_decomposition& d) {
+  const std::vector<box> boxes = all_local_boxes(d);
+  const index3 g = d.global_cells();
+  std::vector<int> owners(static_cast<std::size_t>(g[0] * g[1] * g[2]), 0);
+  for (int r = 0; r < d.size(); ++r) {
+    EXPECT_EQ(d.box_of(r), boxes[static_cast<std::size_t>(r)]) << "rank " << r;
+    const box& b = boxes[static_cast<std::size_t>(r)];
+    for (auto k = b.lo[2]; k < b.hi[2]; ++k) {
+      for (auto j = b.lo[1]; j < b.hi[1]; ++j) {
+        for (auto i = b.lo[0]; i < b.hi[0]; ++i) {
+          ++owners[static_cast<std::size_t>((k * g[1] + j) * g[0] + i)];
+        }
+      }
+    }
+  }
+  for (int count : owners) ASSERT_EQ(count, 1);
+
+  // Neighbours touch this box across one face and name this rank back.
+  for (int axis = 0; axis < 3; ++axis) {
+    for (side s : {side::lower, side::upper}) {
+      const int n = d.neighbor(axis, s);
+      const bool edge =
+          (s == side::lower) ? d.coords()[axis] == 0 : d.coords()[axis] == d.dims()[axis] - 1;
+      if (edge && !d.periodic()[axis]) {
+        EXPECT_EQ(n, MPI_PROC_NULL);
+        continue;
+      }
+      ASSERT_NE(n, MPI_PROC_NULL);
+      const box nb = d.box_of(n);
+      const box& me = d.local_box();
+      if (!edge) {
+        EXPECT_EQ(s == side::lower ? nb.hi[axis] : nb.lo[axis],
+                  s == side::lower ? me.lo[axis] : me.hi[axis]);
+      } else {  // wraps around
+        EXPECT_EQ(s == side::lower ? nb.hi[axis] : nb.lo[axis],
+                  s == side::lower ? g[axis] : index3::value_type{0});
+      }
+      for (int other = 0; other < 3; ++other) {
+        if (other == axis) continue;
+        EXPECT_EQ(nb.lo[other], me.lo[other]);
+        EXPECT_EQ(nb.hi[other], me.hi[other]);
+      }
+      // The neighbour's neighbour on the other side is this rank.
+      int back = MPI_PROC_NULL;
+      int fwd = MPI_PROC_NULL;
+      MPI_Cart_shift(d.comm(), axis, s == side::lower ? -1 : 1, &back, &fwd);
+      EXPECT_EQ(fwd, n);
+    }
+  }
+}
+
+TEST(DecompositionMpi, ThreeDimensionalUnevenSplit) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {13, 9, 5}, 1);
+  ASSERT_EQ(d.size(), 6);
+  EXPECT_EQ(d.dims()[0] * d.dims()[1] * d.dims()[2], 6);
+  int world_rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  EXPECT_EQ(d.rank(), world_rank);  // no reordering
+  EXPECT_EQ(d.layout().interior, d.local_box().extents());
+  expect_consistent(d);
+}
+
+TEST(DecompositionMpi, TwoDimensionalPeriodicSplit) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {12, 10, 1}, 2, {3, 2, 0},
+                                          {false, true, false});
+  EXPECT_EQ(d.dims(), (dims3{3, 2, 1}));
+  EXPECT_EQ(d.layout().allocated(2), 1);
+  EXPECT_EQ(d.neighbor(2, side::lower), MPI_PROC_NULL);
+  expect_consistent(d);
+}
+
+TEST(DecompositionMpi, OneDimensionalSplitAlongZ) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {4, 4, 20}, 3, {1, 1, 6},
+                                          {true, false, true});
+  EXPECT_EQ(d.neighbor(0, side::lower), d.rank());  // periodic axis of one rank
+  EXPECT_EQ(d.local_box().extent(2), d.coords()[2] < 2 ? 4 : 3);
+  expect_consistent(d);
+}
+
+TEST(DecompositionMpi, EveryRankRejectsImpossibleRequests) {
+  auto expect_invalid = [](auto fn, const std::string& part) {
+    try {
+      fn();
+      ADD_FAILURE() << "no exception; expected '" << part << "'";
+    } catch (const funnel::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  };
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_WORLD, {64, 64, 1}, 1, {4, 1, 1});
+      },
+      "make 4 ranks but the communicator has 6");
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_WORLD, {5, 64, 1}, 1, {6, 1, 1});
+      },
+      "more ranks than cells along x: 6 ranks for 5 cells");
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_WORLD, {2, 3, 1}, 1);
+      },
+      "more ranks than cells");
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_WORLD, {64, 12, 1}, 3, {1, 6, 1});
+      },
+      "halo 3 is wider than the smallest local extent 2 along y");
+  // The communicator still works after every rank threw.
+  int sum = 0;
+  int one = 1;
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  EXPECT_EQ(sum, 6);
+}
+
+}  // namespace

@@ -1,0 +1,207 @@
+// The split arithmetic and the argument checks of funnel::cartesian_decomposition.
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <array>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/decomposition/detail/grid_split.hpp"
+#include "funnel/error.hpp"
+
+namespace {
+
+using funnel::box;
+using funnel::index3;
+using dims3 = std::array<int, 3>;
+
+// Expects `fn` to throw funnel::invalid_argument whose message contains every `parts`.
+void expect_invalid(const std::function<void()>& fn, const std::vector<std::string>& parts) {
+  try {
+    fn();
+    ADD_FAILURE() << "no exception; expected one mentioning '" << parts.front() << "'";
+  } catch (const funnel::invalid_argument& e) {
+    for (const auto& part : parts) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos)
+          << "message '" << e.what() << "' lacks '" << part << "'";
+    }
+  }
+}
+
+// Every cell of the grid lies in exactly one box, and box extents differ by at most one cell
+// along an axis, the larger ones first.
+void expect_tiling(const index3& global, const dims3& dims) {
+  std::vector<int> owners(static_cast<std::size_t>(global[0] * global[1] * global[2]), 0);
+  for (int cz = 0; cz < dims[2]; ++cz) {
+    for (int cy = 0; cy < dims[1]; ++cy) {
+      for (int cx = 0; cx < dims[0]; ++cx) {
+        const box b = funnel::detail::split_box(global, dims, {cx, cy, cz});
+        const std::array<int, 3> c{cx, cy, cz};
+        for (int axis = 0; axis < 3; ++axis) {
+          const auto base = global[axis] / dims[axis];
+          const auto rem = global[axis] % dims[axis];
+          EXPECT_EQ(b.extent(axis), base + (c[axis] < rem ? 1 : 0));
+        }
+        for (auto k = b.lo[2]; k < b.hi[2]; ++k) {
+          for (auto j = b.lo[1]; j < b.hi[1]; ++j) {
+            for (auto i = b.lo[0]; i < b.hi[0]; ++i) {
+              ++owners[static_cast<std::size_t>((k * global[1] + j) * global[0] + i)];
+            }
+          }
+        }
+      }
+    }
+  }
+  for (int count : owners) ASSERT_EQ(count, 1);
+}
+
+TEST(GridSplit, UnevenSplitGivesTheRemainderToTheFirstRanks) {
+  const index3 global{10, 7, 1};
+  const dims3 dims{3, 2, 1};
+  EXPECT_EQ(funnel::detail::split_box(global, dims, {0, 0, 0}), (box{{0, 0, 0}, {4, 4, 1}}));
+  EXPECT_EQ(funnel::detail::split_box(global, dims, {1, 1, 0}), (box{{4, 4, 0}, {7, 7, 1}}));
+  EXPECT_EQ(funnel::detail::split_box(global, dims, {2, 0, 0}), (box{{7, 0, 0}, {10, 4, 1}}));
+}
+
+TEST(GridSplit, RandomSplitsTileTheGrid) {
+  std::mt19937 rng(std::random_device{}());
+  for (int trial = 0; trial < 30; ++trial) {
+    dims3 dims{};
+    index3 global{};
+    for (int axis = 0; axis < 3; ++axis) {
+      dims[axis] = std::uniform_int_distribution<int>(1, 4)(rng);
+      global[axis] = std::uniform_int_distribution<int>(2 * dims[axis], 2 * dims[axis] + 9)(rng);
+    }
+    SCOPED_TRACE("global " + std::to_string(global[0]) + "x" + std::to_string(global[1]) + "x" +
+                 std::to_string(global[2]));
+    EXPECT_EQ(funnel::detail::checked_dims(dims[0] * dims[1] * dims[2], global, 1, dims), dims);
+    expect_tiling(global, dims);
+  }
+}
+
+TEST(GridSplit, DimsCreateFillsZerosAndKeepsOneCellAxesWhole) {
+  for (int ranks : {1, 2, 3, 4, 6, 8, 12, 16}) {
+    const dims3 d3 = funnel::detail::checked_dims(ranks, {64, 64, 64}, 1, {0, 0, 0});
+    EXPECT_EQ(d3[0] * d3[1] * d3[2], ranks);
+    const dims3 d2 = funnel::detail::checked_dims(ranks, {64, 64, 1}, 2, {0, 0, 0});
+    EXPECT_EQ(d2[2], 1);
+    EXPECT_EQ(d2[0] * d2[1], ranks);
+    const dims3 fixed = funnel::detail::checked_dims(ranks, {64, 64, 64}, 1, {0, ranks, 0});
+    EXPECT_EQ(fixed, (dims3{1, ranks, 1}));
+  }
+  expect_tiling({13, 11, 1}, funnel::detail::checked_dims(6, {13, 11, 1}, 1, {0, 0, 0}));
+}
+
+TEST(GridSplit, RejectsBadRequestsNamingTheValue) {
+  using funnel::detail::checked_dims;
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {8, 0, 8}, 1, {0, 0, 0});
+      },
+      {"along y is 0", ">= 1 cell"});
+  expect_invalid([] { (void)checked_dims(4, {8, 8, -3}, 1, {0, 0, 0}); }, {"along z is -3"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(1, {std::int64_t{1} << 40, 1 << 20, 1 << 10}, 1, {});
+      },
+      {"overflow a 64-bit cell count"});
+  expect_invalid([] { (void)checked_dims(4, {8, 8, 8}, 0, {0, 0, 0}); }, {"halo 0", ">= 1"});
+  expect_invalid([] { (void)checked_dims(4, {8, 8, 8}, -1, {0, 0, 0}); }, {"halo -1"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(6, {64, 64, 64}, 1, {2, 2, 2});
+      },
+      {"dims (2, 2, 2) make 8 ranks", "has 6"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(6, {64, 64, 64}, 1, {4, 0, 0});
+      },
+      {"fixed entries make 4 ranks", "does not divide 6"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {64, 64, 64}, 1, {-1, 0, 0});
+      },
+      {"dims (-1, 0, 0)", "must be >= 0"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {64, 64, 1}, 1, {2, 1, 2});
+      },
+      {"2 ranks along z", "only 1 cell"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(8, {5, 100, 1}, 1, {8, 1, 1});
+      },
+      {"more ranks than cells along x", "8 ranks for 5 cells"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {7, 100, 1}, 1, {4, 1, 1});
+      },
+      {"boxes of 1 cell", "along x"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {64, 10, 1}, 3, {1, 4, 0});
+      },
+      {"halo 3 is wider than the smallest local extent 2 along y"});
+}
+
+TEST(CartesianDecomposition, OneRankOwnsEverything) {
+  const funnel::cartesian_decomposition d(MPI_COMM_SELF, {12, 5, 1}, 2);
+  EXPECT_EQ(d.size(), 1);
+  EXPECT_EQ(d.rank(), 0);
+  EXPECT_EQ(d.dims(), (dims3{1, 1, 1}));
+  EXPECT_EQ(d.local_box(), (box{{0, 0, 0}, {12, 5, 1}}));
+  EXPECT_EQ(d.box_of(0), d.local_box());
+  const funnel::field_layout layout = d.layout();
+  EXPECT_EQ(layout.interior, (index3{12, 5, 1}));
+  EXPECT_EQ(layout.halo, 2);
+  EXPECT_EQ(layout.allocated(2), 1);
+  for (int axis = 0; axis < 3; ++axis) {
+    EXPECT_EQ(d.neighbor(axis, funnel::side::lower), MPI_PROC_NULL);
+    EXPECT_EQ(d.neighbor(axis, funnel::side::upper), MPI_PROC_NULL);
+  }
+}
+
+TEST(CartesianDecomposition, PeriodicAxisOfOneRankIsItsOwnNeighbour) {
+  const funnel::cartesian_decomposition d(MPI_COMM_SELF, {8, 8, 8}, 1, {0, 0, 0},
+                                          {false, true, false});
+  EXPECT_EQ(d.neighbor(1, funnel::side::lower), 0);
+  EXPECT_EQ(d.neighbor(1, funnel::side::upper), 0);
+  EXPECT_EQ(d.neighbor(0, funnel::side::upper), MPI_PROC_NULL);
+  EXPECT_EQ(d.periodic(), (std::array<bool, 3>{false, true, false}));
+}
+
+TEST(CartesianDecomposition, MovesTheCommunicator) {
+  funnel::cartesian_decomposition a(MPI_COMM_SELF, {8, 8, 1}, 1);
+  const MPI_Comm comm = a.comm();
+  ASSERT_NE(comm, MPI_COMM_NULL);
+  funnel::cartesian_decomposition b(std::move(a));
+  EXPECT_EQ(b.comm(), comm);
+  EXPECT_EQ(a.comm(), MPI_COMM_NULL);  // NOLINT(bugprone-use-after-move): checking the move
+  funnel::cartesian_decomposition c(MPI_COMM_SELF, {4, 4, 1}, 1);
+  c = std::move(b);
+  EXPECT_EQ(c.comm(), comm);
+  EXPECT_EQ(c.local_box().hi, (index3{8, 8, 1}));
+}
+
+TEST(CartesianDecomposition, RejectsBadArguments) {
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_NULL, {8, 8, 8}, 1);
+      },
+      {"MPI_COMM_NULL"});
+  expect_invalid(
+      [] {
+        funnel::cartesian_decomposition(MPI_COMM_SELF, {8, 8, 8}, 9);
+      },
+      {"halo 9 is wider"});
+  const funnel::cartesian_decomposition d(MPI_COMM_SELF, {8, 8, 8}, 1);
+  expect_invalid([&] { (void)d.box_of(1); }, {"rank 1 is outside", "[0, 1)"});
+  expect_invalid([&] { (void)d.box_of(-1); }, {"rank -1"});
+  expect_invalid([&] { (void)d.neighbor(3, funnel::side::lower); }, {"axis 3"});
+  expect_invalid([&] { (void)d.box_at({0, 1, 0}); }, {"coordinate 1 along axis 1"});
+}
+
+}  // namespace
