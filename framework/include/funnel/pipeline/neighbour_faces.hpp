@@ -1,0 +1,36 @@
+/**
+ * @file neighbour_faces.hpp
+ * @brief Which faces of a rank's box have a neighbour whose values fill that side's halo.
+ */
+#pragma once
+
+#include <array>
+
+namespace funnel {
+
+/**
+ * @brief Marks the faces of a rank's local box whose halo is refreshed by the halo exchange.
+ *
+ * A face without a neighbour is a physical boundary: its halo holds boundary values that the
+ * stencil reads but never writes. A face with a neighbour (or a periodic wrap) holds copies of the
+ * neighbour's cells; with k steps per pass those copies go stale after the first step, so the
+ * pipeline recomputes them redundantly, which needs a halo at least k·h deep.
+ */
+struct neighbour_faces {
+  /// `open[axis][side]` (side 0 = low, 1 = high): true when a neighbour fills that halo.
+  std::array<std::array<bool, 2>, 3> open{};
+
+  /// @brief No neighbour on any face: a single rank, all physical boundaries.
+  [[nodiscard]] static constexpr neighbour_faces none() noexcept { return {}; }
+  /// @brief True when `side` (0 low, 1 high) of `axis` (0 x, 1 y, 2 z) has a neighbour.
+  [[nodiscard]] constexpr bool has(int axis, int side) const noexcept { return open[axis][side]; }
+  /// @brief True when any face has a neighbour.
+  [[nodiscard]] constexpr bool any() const noexcept {
+    for (const auto& sides : open) {
+      if (sides[0] || sides[1]) return true;
+    }
+    return false;
+  }
+};
+
+}  // namespace funnel
