@@ -1,0 +1,38 @@
+/**
+ * @file event_flags.hpp
+ * @brief Options an event is created with.
+ */
+#pragma once
+
+namespace funnel {
+
+/**
+ * @brief Options of a funnel::event, combined with `|`.
+ *
+ * `none`: a synchronisation-only event (cheapest). `timing`: records time, for
+ * event::elapsed_ms. `interprocess`: can be exported to another process of the node
+ * (CUDA backend only; cannot be combined with `timing`).
+ */
+enum class event_flags : unsigned { none = 0, timing = 1, interprocess = 2 };
+
+/// @brief Union of two flag sets.
+[[nodiscard]] constexpr event_flags operator|(event_flags a, event_flags b) noexcept {
+  return static_cast<event_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+
+/// @brief Intersection of two flag sets.
+[[nodiscard]] constexpr event_flags operator&(event_flags a, event_flags b) noexcept {
+  return static_cast<event_flags>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
+}
+
+/**
+ * @brief True when `flags` contains every flag of `wanted`.
+ * @param flags the set to look in
+ * @param wanted the flags to look for
+ * @return whether all of `wanted` is set in `flags`
+ */
+[[nodiscard]] constexpr bool has_flags(event_flags flags, event_flags wanted) noexcept {
+  return (flags & wanted) == wanted;
+}
+
+}  // namespace funnel

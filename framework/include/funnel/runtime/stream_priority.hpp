@@ -1,0 +1,18 @@
+/**
+ * @file stream_priority.hpp
+ * @brief Scheduling priority of a funnel stream.
+ */
+#pragma once
+
+namespace funnel {
+
+/**
+ * @brief Priority a stream's work is scheduled with on the GPU.
+ *
+ * `normal` is the device's least (default) priority, `high` its greatest. Pipelines put halo
+ * exchanges on a high-priority stream so that the critical path overtakes interior compute.
+ * The host backend runs work eagerly and ignores the priority.
+ */
+enum class stream_priority { normal, high };
+
+}  // namespace funnel
