@@ -1,0 +1,20 @@
+/**
+ * @file ipc_pointer.hpp
+ * @brief A pool allocation described so that another process can map it.
+ */
+#pragma once
+
+namespace funnel {
+
+/**
+ * @brief Opaque, trivially copyable description of one allocation of an IPC-exportable pool.
+ *
+ * Made by memory_pool::export_pointer, sent to another process of the node by any means (e.g.
+ * MPI), and turned back into a pointer there by memory_pool::import_pointer on the imported
+ * pool. CUDA pools hold cudaMemPoolPtrExportData here; host pools an offset into their arena.
+ */
+struct ipc_pointer {
+  unsigned char bytes[64] = {};  ///< the export data
+};
+
+}  // namespace funnel

@@ -1,0 +1,32 @@
+/**
+ * @file memory_pool_options.hpp
+ * @brief How a funnel::memory_pool is created.
+ */
+#pragma once
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <string>
+
+namespace funnel {
+
+/// @brief Creation options of a funnel::memory_pool.
+struct memory_pool_options {
+  /// Name used in error messages and statistics reports.
+  std::string name = "funnel";
+  /// CUDA device the pool takes memory from (ignored by the host backend).
+  int device = 0;
+  /// Bytes the pool keeps reserved when memory is freed; more is returned to the system.
+  /// The default keeps all memory (no release).
+  std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
+  /// Most bytes that may be handed out at once; an allocation beyond it raises
+  /// funnel::out_of_memory before the device is asked (emulates a smaller GPU).
+  std::optional<std::size_t> byte_limit;
+  /// The pool can be exported to other processes (POSIX file descriptor handles).
+  bool ipc_exportable = false;
+  /// Size of the shared memfd arena an IPC-exportable host-backend pool carves allocations from.
+  std::size_t host_ipc_capacity = std::size_t{1} << 30;
+};
+
+}  // namespace funnel

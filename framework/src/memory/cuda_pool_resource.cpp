@@ -1,0 +1,267 @@
+// CUDA backend pool: a cudaMemPool_t of one device (stream-ordered cudaMallocFromPoolAsync /
+// cudaFreeAsync), optionally exportable through POSIX file descriptors, and the pools imported
+// from other processes.
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <unordered_set>
+
+#include "funnel/config.hpp"
+#include "funnel/error.hpp"
+#include "pool_resource.hpp"
+
+#if FUNNEL_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace funnel::detail {
+
+#if FUNNEL_HAS_CUDA
+namespace {
+
+static_assert(sizeof(cudaMemPoolPtrExportData) <= sizeof(ipc_pointer::bytes));
+
+std::uint64_t get_attribute(cudaMemPool_t pool, cudaMemPoolAttr attr) {
+  std::uint64_t value = 0;
+  FUNNEL_CUDA_TRY(cudaMemPoolGetAttribute(pool, attr, &value), "funnel::memory_pool statistics");
+  return value;
+}
+
+void check_device(int device, const std::string& pool) {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();
+    count = 0;
+  }
+  if (count == 0) {
+    throw unsupported("memory pool '" + pool +
+                      "': backend cuda requested but no CUDA device is visible");
+  }
+  FUNNEL_EXPECTS(device >= 0 && device < count,
+                 "memory pool '" + pool + "': device " + std::to_string(device) +
+                     " does not exist (allowed: 0.." + std::to_string(count - 1) + ")");
+}
+
+int device_attribute(cudaDeviceAttr attr, int device) {
+  int value = 0;
+  FUNNEL_CUDA_TRY(cudaDeviceGetAttribute(&value, attr, device), "funnel::memory_pool");
+  return value;
+}
+
+// Shared by the owning and the imported pool: the handle and its destruction.
+class cuda_pool_base : public pool_resource {
+ public:
+  cuda_pool_base(cudaMemPool_t pool, int device) : pool_(pool), device_(device) {}
+  ~cuda_pool_base() override { FUNNEL_CUDA_LOG(cudaMemPoolDestroy(pool_)); }
+
+  [[nodiscard]] backend_kind backend() const noexcept override { return backend_kind::cuda; }
+
+  void fill_statistics(pool_statistics& stats) const override {
+    stats.reserved = get_attribute(pool_, cudaMemPoolAttrReservedMemCurrent);
+    stats.reserved_high = get_attribute(pool_, cudaMemPoolAttrReservedMemHigh);
+    stats.used = get_attribute(pool_, cudaMemPoolAttrUsedMemCurrent);
+    stats.used_high = get_attribute(pool_, cudaMemPoolAttrUsedMemHigh);
+  }
+
+  void trim_to(std::size_t bytes_to_keep) override {
+    FUNNEL_CUDA_TRY(cudaMemPoolTrimTo(pool_, bytes_to_keep), "funnel::memory_pool::trim_to");
+  }
+
+  void grant_access(int peer_device) override {
+    if (peer_device == device_) return;  // a pool is always accessible from its own device
+    int can_access = 0;
+    FUNNEL_CUDA_TRY(cudaDeviceCanAccessPeer(&can_access, peer_device, device_),
+                    "funnel::memory_pool::grant_access");
+    if (can_access == 0) {
+      throw unsupported("memory pool on device " + std::to_string(device_) +
+                        " cannot be shared with device " + std::to_string(peer_device) +
+                        ": cudaDeviceCanAccessPeer(" + std::to_string(peer_device) + ", " +
+                        std::to_string(device_) + ") reports no peer access");
+    }
+    cudaMemAccessDesc desc{};
+    desc.location.type = cudaMemLocationTypeDevice;
+    desc.location.id = peer_device;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    FUNNEL_CUDA_TRY(cudaMemPoolSetAccess(pool_, &desc, 1), "funnel::memory_pool::grant_access");
+  }
+
+ protected:
+  cudaMemPool_t pool_;
+  int device_;
+};
+
+class cuda_pool_resource final : public cuda_pool_base {
+ public:
+  cuda_pool_resource(cudaMemPool_t pool, int device, bool ipc)
+      : cuda_pool_base(pool, device), ipc_(ipc) {}
+
+  [[nodiscard]] bool ipc_exportable() const noexcept override { return ipc_; }
+
+  void* allocate(stream_view stream, std::size_t bytes, std::string& why) override {
+    void* ptr = nullptr;
+    const cudaError_t rc = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream.native_handle());
+    if (rc == cudaErrorMemoryAllocation) {
+      // Not sticky: clear it so the next unrelated check does not report it again.
+      (void)cudaGetLastError();
+      why = "cudaErrorMemoryAllocation from cudaMallocFromPoolAsync on device " +
+            std::to_string(device_);
+      return nullptr;
+    }
+    FUNNEL_CUDA_TRY(rc, "funnel::memory_pool::allocate of " + std::to_string(bytes) + " B");
+    return ptr;
+  }
+
+  void deallocate(stream_view stream, void* ptr, std::size_t /*bytes*/) noexcept override {
+    FUNNEL_CUDA_LOG(cudaFreeAsync(ptr, stream.native_handle()));
+  }
+
+  [[nodiscard]] unique_fd export_handle() const override { return shareable_handle().duplicate(); }
+
+  [[nodiscard]] ipc_pointer export_pointer(void* ptr) const override {
+    // The driver refuses (cudaErrorInvalidValue) to export a pointer from a pool whose
+    // shareable handle was never exported, so make sure that happened first.
+    (void)shareable_handle();
+    cudaMemPoolPtrExportData data{};
+    FUNNEL_CUDA_TRY(cudaMemPoolExportPointer(&data, ptr), "funnel::memory_pool::export_pointer");
+    ipc_pointer out;
+    std::memcpy(out.bytes, &data, sizeof data);
+    return out;
+  }
+
+  [[nodiscard]] void* import_pointer(const ipc_pointer& /*data*/) override {
+    throw invalid_argument("import_pointer needs a pool made by memory_pool::import_handle");
+  }
+  void close_imported_pointer(void* /*ptr*/) noexcept override {}
+
+ private:
+  // Exported once and kept for the pool's life; export_handle hands out duplicates.
+  const unique_fd& shareable_handle() const {
+    std::lock_guard lock(export_mutex_);
+    if (!shareable_) {
+      int fd = -1;
+      FUNNEL_CUDA_TRY(
+          cudaMemPoolExportToShareableHandle(&fd, pool_, cudaMemHandleTypePosixFileDescriptor, 0),
+          "funnel::memory_pool::export_handle");
+      shareable_.reset(fd);
+    }
+    return shareable_;
+  }
+
+  bool ipc_;
+  mutable std::mutex export_mutex_;
+  mutable unique_fd shareable_;
+};
+
+class imported_cuda_pool final : public cuda_pool_base {
+ public:
+  using cuda_pool_base::cuda_pool_base;
+  ~imported_cuda_pool() override {
+    // Imported allocations must be freed before their pool is destroyed.
+    for (void* ptr : open_) FUNNEL_CUDA_LOG(cudaFree(ptr));
+  }
+
+  [[nodiscard]] bool imported() const noexcept override { return true; }
+
+  void* allocate(stream_view /*stream*/, std::size_t /*bytes*/, std::string& /*why*/) override {
+    throw invalid_argument("an imported memory pool cannot allocate");
+  }
+  void deallocate(stream_view /*stream*/, void* /*ptr*/, std::size_t /*bytes*/) noexcept override {}
+  [[nodiscard]] unique_fd export_handle() const override {
+    throw invalid_argument("an imported memory pool cannot be exported again");
+  }
+  [[nodiscard]] ipc_pointer export_pointer(void* /*ptr*/) const override {
+    throw invalid_argument("an imported memory pool cannot export pointers");
+  }
+
+  [[nodiscard]] void* import_pointer(const ipc_pointer& in) override {
+    cudaMemPoolPtrExportData data{};
+    std::memcpy(&data, in.bytes, sizeof data);
+    void* ptr = nullptr;
+    FUNNEL_CUDA_TRY(cudaMemPoolImportPointer(&ptr, pool_, &data),
+                    "funnel::memory_pool::import_pointer");
+    std::lock_guard lock(mutex_);
+    open_.insert(ptr);
+    return ptr;
+  }
+
+  void close_imported_pointer(void* ptr) noexcept override {
+    {
+      std::lock_guard lock(mutex_);
+      if (open_.erase(ptr) == 0) {
+        log_error("close_imported_pointer: pointer was not imported from this pool (ignored)");
+        return;
+      }
+    }
+    FUNNEL_CUDA_LOG(cudaFree(ptr));
+  }
+
+ private:
+  std::mutex mutex_;
+  std::unordered_set<void*> open_;
+};
+
+}  // namespace
+
+std::unique_ptr<pool_resource> make_cuda_resource(const memory_pool_options& options) {
+  check_device(options.device, options.name);
+  if (device_attribute(cudaDevAttrMemoryPoolsSupported, options.device) == 0) {
+    throw unsupported("memory pool '" + options.name + "': device " +
+                      std::to_string(options.device) + " does not support memory pools");
+  }
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = options.device;
+  props.handleTypes = cudaMemHandleTypeNone;
+  if (options.ipc_exportable) {
+    const int supported =
+        device_attribute(cudaDevAttrMemoryPoolSupportedHandleTypes, options.device);
+    if ((supported & cudaMemHandleTypePosixFileDescriptor) == 0) {
+      throw unsupported("memory pool '" + options.name + "': device " +
+                        std::to_string(options.device) +
+                        " cannot export pools as POSIX file descriptors (ipc_exportable)");
+    }
+    props.handleTypes = cudaMemHandleTypePosixFileDescriptor;
+  }
+  cudaMemPool_t pool = nullptr;
+  FUNNEL_CUDA_TRY(cudaMemPoolCreate(&pool, &props), "creating memory pool '" + options.name + "'");
+  auto resource =
+      std::make_unique<cuda_pool_resource>(pool, options.device, options.ipc_exportable);
+  std::uint64_t threshold = options.release_threshold;
+  FUNNEL_CUDA_TRY(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                  "release threshold of memory pool '" + options.name + "'");
+  return resource;
+}
+
+std::unique_ptr<pool_resource> import_cuda_resource(int fd, const memory_pool_options& options) {
+  check_device(options.device, options.name);
+  cudaMemPool_t pool = nullptr;
+  // The POSIX fd handle is passed by value in the pointer argument, as the CUDA API expects.
+  FUNNEL_CUDA_TRY(cudaMemPoolImportFromShareableHandle(
+                      &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
+                      cudaMemHandleTypePosixFileDescriptor, 0),
+                  "importing memory pool '" + options.name + "' from fd " + std::to_string(fd));
+  return std::make_unique<imported_cuda_pool>(pool, options.device);
+}
+
+#else  // !FUNNEL_HAS_CUDA
+
+namespace {
+[[noreturn]] void no_cuda(const std::string& pool) {
+  throw unsupported("memory pool '" + pool +
+                    "': backend cuda requested but this funnel build has no CUDA backend "
+                    "(rebuild with FUNNEL_ENABLE_CUDA=ON, or use the host backend)");
+}
+}  // namespace
+
+std::unique_ptr<pool_resource> make_cuda_resource(const memory_pool_options& options) {
+  no_cuda(options.name);
+}
+std::unique_ptr<pool_resource> import_cuda_resource(int /*fd*/,
+                                                    const memory_pool_options& options) {
+  no_cuda(options.name);
+}
+
+#endif
+
+}  // namespace funnel::detail
