@@ -241,7 +241,24 @@ std::unique_ptr<pool_resource> import_cuda_resource(int fd, const memory_pool_op
                       &pool, reinterpret_cast<void*>(static_cast<std::intptr_t>(fd)),
                       cudaMemHandleTypePosixFileDescriptor, 0),
                   "importing memory pool '" + options.name + "' from fd " + std::to_string(fd));
-  return std::make_unique<imported_cuda_pool>(pool, options.device);
+  auto resource = std::make_unique<imported_cuda_pool>(pool, options.device);
+  // An imported pool does not inherit the exporter's access settings: when the pool lives on a
+  // device other than ours (or one this process cannot see), our device needs access granted.
+  cudaMemLocation here{};
+  here.type = cudaMemLocationTypeDevice;
+  here.id = options.device;
+  cudaMemAccessFlags flags = cudaMemAccessFlagsProtNone;
+  FUNNEL_CUDA_TRY(cudaMemPoolGetAccess(&flags, pool, &here),
+                  "access of imported memory pool '" + options.name + "'");
+  if (flags != cudaMemAccessFlagsProtReadWrite) {
+    cudaMemAccessDesc desc{};
+    desc.location = here;
+    desc.flags = cudaMemAccessFlagsProtReadWrite;
+    FUNNEL_CUDA_TRY(cudaMemPoolSetAccess(pool, &desc, 1),
+                    "granting device " + std::to_string(options.device) +
+                        " access to imported memory pool '" + options.name + "'");
+  }
+  return resource;
 }
 
 #else  // !FUNNEL_HAS_CUDA
