@@ -13,6 +13,8 @@
 
 #include "funnel/error.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "funnel/runtime/detail/gpu_uuid.hpp"
+#include "funnel/runtime/device.hpp"
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/runtime/stream.hpp"
@@ -412,6 +414,51 @@ TEST(PinnedBuffer, CudaPinnedMemoryWithoutGpuIsUnsupported) {
   msg = message_of<unsupported>(
       [&] { (void)pinned_buffer::register_memory(backend_kind::cuda, &x, sizeof x); });
   EXPECT_TRUE(contains(msg, "register_memory")) << msg;
+}
+
+// ---- device ------------------------------------------------------------------------------------
+
+TEST(Device, UuidIsFormattedLikeNvidiaSmi) {
+  std::mt19937 gen{std::random_device{}()};
+  std::uniform_int_distribution<int> dist(0, 255);
+  unsigned char bytes[16];
+  for (auto& b : bytes) b = static_cast<unsigned char>(dist(gen));
+  const std::string uuid = detail::format_gpu_uuid(bytes);
+  ASSERT_EQ(uuid.size(), 4U + 32U + 4U) << uuid;
+  EXPECT_EQ(uuid.substr(0, 4), "GPU-");
+  // Rebuild the bytes from the text: every byte must appear, in order, as two lowercase digits.
+  std::string hex;
+  for (std::size_t i = 4; i < uuid.size(); ++i) {
+    const bool dash_here = i == 12 || i == 17 || i == 22 || i == 27;
+    ASSERT_EQ(uuid[i] == '-', dash_here) << uuid << " at " << i;
+    if (!dash_here) hex += uuid[i];
+  }
+  for (std::size_t i = 0; i < 16; ++i) {
+    const auto digits = hex.substr(2 * i, 2);
+    EXPECT_EQ(digits.find_first_not_of("0123456789abcdef"), std::string::npos) << uuid;
+    EXPECT_EQ(std::stoi(digits, nullptr, 16), bytes[i]) << uuid << " byte " << i;
+  }
+  const unsigned char known[16] = {0x8f, 0x0e, 0x5a, 0x1c, 0x00, 0xff, 0x4B, 0x2a,
+                                   0x9d, 0x01, 0x12, 0x34, 0x56, 0x78, 0x9a, 0xbc};
+  EXPECT_EQ(detail::format_gpu_uuid(known), "GPU-8f0e5a1c-00ff-4b2a-9d01-123456789abc");
+}
+
+TEST(Device, WithoutGpuEveryEntryPointIsUnsupported) {
+  if (have_gpu()) GTEST_SKIP() << "a GPU is visible: devices are tested by runtime_gpu";
+  EXPECT_EQ(device::count(), 0);
+  auto msg = message_of<unsupported>([] { device d{0}; });
+  EXPECT_TRUE(contains(msg, "funnel::device needs the CUDA backend")) << msg;
+  EXPECT_TRUE(contains(msg, cuda_compiled() ? "no CUDA device is visible" : "has no CUDA")) << msg;
+  msg = message_of<unsupported>([] { (void)device::current(); });
+  EXPECT_TRUE(contains(msg, "funnel::device::current")) << msg;
+}
+
+TEST(Device, PropertiesDefaultToEmpty) {
+  const device_properties p{};
+  EXPECT_TRUE(p.name.empty() && p.uuid.empty());
+  EXPECT_EQ(p.sm_count, 0);
+  EXPECT_EQ(p.total_memory, 0U);
+  EXPECT_FALSE(p.memory_pools_supported || p.concurrent_kernels);
 }
 
 // ---- backend selection -------------------------------------------------------------------------
