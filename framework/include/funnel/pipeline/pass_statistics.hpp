@@ -1,0 +1,56 @@
+/**
+ * @file pass_statistics.hpp
+ * @brief Timings and byte counts of one pipeline pass.
+ */
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "funnel/pipeline/pass_mode.hpp"
+
+namespace funnel {
+
+/**
+ * @brief What one pass did and how long each part took.
+ *
+ * Times are sums over chunks of the spans measured on each kind of stream (CUDA events on the
+ * cuda backend, the steady clock on host), so `h2d_seconds` is the time the host → device link
+ * was busy for this pass. With perfect overlap `pass_seconds` equals the largest of them.
+ */
+struct pass_statistics {
+  pass_mode mode = pass_mode::pipelined;  ///< what ran
+  int chunks = 0;                         ///< chunks in the plan
+  int slots = 0;                          ///< S, chunks in flight
+  int steps_per_pass = 0;                 ///< k
+  bool staged_input = false;              ///< input went through pinned staging buffers
+  bool staged_output = false;             ///< output went through pinned staging buffers
+  double pass_seconds = 0.0;              ///< first operation start to last operation end
+  double h2d_seconds = 0.0;               ///< T_H2D: host → device copies
+  double kernel_seconds = 0.0;            ///< T_kernel: per-chunk device work (kernels + setup)
+  double d2h_seconds = 0.0;               ///< T_D2H: device → host copies
+  double stage_in_seconds = 0.0;          ///< host copies into pinned staging (0 if none)
+  double stage_out_seconds = 0.0;         ///< host copies out of pinned staging (0 if none)
+  std::size_t h2d_bytes = 0;              ///< bytes copied host → device
+  std::size_t d2h_bytes = 0;              ///< bytes copied device → host
+  std::int64_t cell_updates = 0;          ///< interior cells × k (0 when no kernels ran)
+
+  /// @brief max(T_H2D, T_D2H, T_kernel): the pass time with perfect overlap.
+  [[nodiscard]] double bound_seconds() const noexcept;
+  /// @brief "h2d", "d2h" or "kernel": which term sets bound_seconds.
+  [[nodiscard]] std::string bound_name() const;
+  /// @brief bound_seconds / pass_seconds (0 when nothing was timed).
+  [[nodiscard]] double efficiency() const noexcept;
+  /// @brief h2d_bytes / h2d_seconds in GB/s (10^9 B/s): link speed while copying.
+  [[nodiscard]] double h2d_gb_per_s() const noexcept;
+  /// @brief d2h_bytes / d2h_seconds in GB/s.
+  [[nodiscard]] double d2h_gb_per_s() const noexcept;
+  /// @brief cell_updates / pass_seconds.
+  [[nodiscard]] double cell_updates_per_s() const noexcept;
+  /// @brief One line, e.g. "pipelined: 12 chunks, S=3, k=1, pass 1.2 ms, efficiency 0.93 (h2d
+  /// bound), H2D 51.2 GB/s, D2H 50.8 GB/s".
+  [[nodiscard]] std::string summary() const;
+};
+
+}  // namespace funnel
