@@ -14,7 +14,7 @@ namespace {
 
 constexpr double pi = 3.14159265358979323846;
 
-[[noreturn]] void not_compiled(implementation impl) {
+[[noreturn, maybe_unused]] void not_compiled(implementation impl) {
   throw unsupported("funnel::kernels: " + to_string(impl) + " is not compiled into this build");
 }
 

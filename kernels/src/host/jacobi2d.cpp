@@ -10,7 +10,7 @@
 namespace funnel::kernels {
 namespace {
 
-[[noreturn]] void not_compiled(implementation impl) {
+[[noreturn, maybe_unused]] void not_compiled(implementation impl) {
   throw unsupported("funnel::kernels: " + to_string(impl) + " is not compiled into this build");
 }
 

@@ -1,0 +1,46 @@
+/**
+ * @file scope_guard.hpp
+ * @brief Initialises Kokkos for the lifetime of a scope, on the device funnel bound the rank to.
+ */
+#pragma once
+
+#include <optional>
+
+namespace funnel::kokkos {
+
+/**
+ * @brief Initialises Kokkos unless it already is, and finalises it on destruction if (and only
+ * if) this guard initialised it.
+ *
+ * Device choice: Kokkos' CUDA backend is given the rank's current CUDA device (the one funnel's
+ * binding made current, e.g. the GPU `funnel-run` picked), or `device` when given, so Kokkos
+ * uses the context funnel already holds instead of picking a device of its own. An application
+ * that initialised Kokkos itself keeps its settings; the guard then does nothing.
+ *
+ * Non-copyable, non-movable: create one in `main`, after MPI_Init and the binding, and before
+ * any funnel Kokkos kernel; it must die before MPI_Finalize.
+ */
+class scope_guard {
+ public:
+  /**
+   * @param device CUDA device for Kokkos' CUDA backend; empty: the current CUDA device (ignored
+   * without Kokkos CUDA)
+   * @throw funnel::unsupported when Kokkos is not compiled into funnel, or was already finalised
+   * (Kokkos cannot be initialised twice in a process)
+   */
+  explicit scope_guard(std::optional<int> device = std::nullopt);
+  /// @brief Finalises Kokkos when this guard initialised it (never throws).
+  ~scope_guard();
+  scope_guard(const scope_guard&) = delete;
+  scope_guard& operator=(const scope_guard&) = delete;
+  scope_guard(scope_guard&&) = delete;
+  scope_guard& operator=(scope_guard&&) = delete;
+
+  /// @brief True when this guard called Kokkos::initialize (and will call finalize).
+  [[nodiscard]] bool initialized_here() const noexcept { return initialized_here_; }
+
+ private:
+  bool initialized_here_ = false;
+};
+
+}  // namespace funnel::kokkos
