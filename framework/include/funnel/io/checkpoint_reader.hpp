@@ -1,0 +1,130 @@
+/**
+ * @file checkpoint_reader.hpp
+ * @brief Validating reader of checkpoints, for restarts with any number of ranks.
+ */
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/io/dtype.hpp"
+#include "funnel/io/grid_block.hpp"
+
+namespace funnel::io {
+
+/**
+ * @brief Opens a checkpoint written by checkpoint_writer and reads rank blocks out of it.
+ *
+ * The constructor validates everything before the caller allocates: the file opens as HDF5 and
+ * is not truncated, the format and metadata are complete, and (unless disabled) every writer
+ * block of every field matches its stored checksum. The writer blocks are spread over the
+ * reading ranks, so a reader with another number of ranks or another decomposition verifies
+ * them all. Any problem becomes a funnel::error naming the file and what is wrong, on every
+ * rank; HDF5's own error printing is off meanwhile. require() then compares the checkpoint
+ * with the run (problem, grid, fields, dtype).
+ *
+ * read() fills the interior of a rank's array from a hyperslab of the global dataset, so the
+ * data is bitwise what was written whatever the decompositions. Members are collective.
+ */
+class checkpoint_reader {
+ public:
+  /**
+   * @brief The newest complete checkpoint of a directory, as named by its `latest` file.
+   * @param directory a checkpoint directory
+   * @return path of `ckpt-<step>`, or nullopt when there is no `latest` file
+   * @throw funnel::error when `latest` names something that is not a checkpoint directory
+   */
+  [[nodiscard]] static std::optional<std::string> latest(const std::string& directory);
+
+  /**
+   * @brief Opens and validates a checkpoint (collective).
+   * @param comm reading ranks (any number)
+   * @param path a checkpoint directory (its `latest` is followed), one `ckpt-<step>`
+   *        directory, or its `checkpoint.h5`
+   * @param verify_checksums false skips reading the data for checksum verification
+   * @throw funnel::error for a missing, truncated, corrupted or incomplete checkpoint
+   */
+  checkpoint_reader(MPI_Comm comm, const std::string& path, bool verify_checksums = true);
+  /// @brief Closes the file; never throws.
+  ~checkpoint_reader();
+  /// @brief Takes over `other`'s file.
+  checkpoint_reader(checkpoint_reader&& other) noexcept;
+  /// @brief Takes over `other`'s file.
+  checkpoint_reader& operator=(checkpoint_reader&& other) noexcept;
+  checkpoint_reader(const checkpoint_reader&) = delete;
+  checkpoint_reader& operator=(const checkpoint_reader&) = delete;
+
+  /// @brief Path of the checkpoint's main file.
+  [[nodiscard]] const std::string& file() const noexcept;
+  /// @brief Step stored in the checkpoint.
+  [[nodiscard]] std::int64_t step() const noexcept;
+  /// @brief Simulation time stored in the checkpoint.
+  [[nodiscard]] double time() const noexcept;
+  /// @brief Problem name.
+  [[nodiscard]] const std::string& problem() const noexcept;
+  /// @brief Run configuration stored verbatim by the writer.
+  [[nodiscard]] const std::string& configuration() const noexcept;
+  /// @brief funnel version that wrote the checkpoint.
+  [[nodiscard]] const std::string& funnel_version() const noexcept;
+  /// @brief Global cells along x, y, z.
+  [[nodiscard]] const index3& global_cells() const noexcept;
+  /// @brief Cell size along x, y, z.
+  [[nodiscard]] const std::array<double, 3>& spacing() const noexcept;
+  /// @brief Names of the fields, in the writer's order.
+  [[nodiscard]] const std::vector<std::string>& field_names() const noexcept;
+  /// @brief Boxes of the ranks that wrote the checkpoint.
+  [[nodiscard]] const std::vector<box>& writer_boxes() const noexcept;
+  /**
+   * @brief Element type of a field.
+   * @param field field name
+   * @return its dtype
+   * @throw funnel::invalid_argument when the checkpoint has no such field
+   */
+  [[nodiscard]] dtype field_type(const std::string& field) const;
+
+  /**
+   * @brief Checks the checkpoint against the run about to restart from it.
+   * @param problem the run's problem name
+   * @param global_cells the run's global grid
+   * @param fields fields the run needs
+   * @param type element type the run computes in
+   * @throw funnel::invalid_argument listing every mismatch (checkpoint value vs run value)
+   */
+  void require(const std::string& problem, const index3& global_cells,
+               const std::vector<std::string>& fields, dtype type) const;
+
+  /**
+   * @brief Reads this rank's block of a field into the interior of its array (collective).
+   * @param field field name
+   * @param block this rank's block and layout (any decomposition of the same global grid)
+   * @param type element type of `host`; must equal the stored type (no conversion)
+   * @param host the rank's array, block.layout.allocated_cells() elements; halo untouched
+   * @throw funnel::invalid_argument for an unknown field, a dtype or grid mismatch
+   * @throw funnel::error when HDF5 fails to read
+   */
+  void read(const std::string& field, const grid_block& block, dtype type, void* host) const;
+
+  /**
+   * @brief Typed form of read().
+   * @param field field name
+   * @param block this rank's block and layout
+   * @param host the rank's float or double array
+   */
+  template <class T>
+  void read(const std::string& field, const grid_block& block, T* host) const {
+    read(field, block, dtype_of<T>(), static_cast<void*>(host));
+  }
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace funnel::io

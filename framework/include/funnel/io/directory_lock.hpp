@@ -1,0 +1,56 @@
+/**
+ * @file directory_lock.hpp
+ * @brief One writer per directory: a lock file naming its owner's host and pid.
+ */
+#pragma once
+
+#include <string>
+
+namespace funnel::io {
+
+/**
+ * @brief Exclusive ownership of a directory (e.g. a checkpoint directory), held by one process.
+ *
+ * The lock is the file `<directory>/funnel.lock`, created atomically (a private temporary file
+ * hard-linked to the lock name, which fails when the name exists; this also works on NFS) and
+ * holding "host=<hostname>\npid=<pid>\n". A second process asking for the lock gets a
+ * funnel::error naming the owner. A lock left by a process that died (same host, pid no longer
+ * running or a zombie) is taken over; a lock from another host cannot be checked and is refused
+ * with a message telling how to remove it. Move-only; released (file removed) on destruction.
+ */
+class directory_lock {
+ public:
+  /// @brief The lock file's name inside the locked directory.
+  static constexpr const char* file_name = "funnel.lock";
+
+  /**
+   * @brief Takes the lock of `directory` (which must exist).
+   * @param directory the directory to own
+   * @throw funnel::error when another live process holds it (message names host and pid)
+   * @throw funnel::system_error when the lock file cannot be created
+   */
+  explicit directory_lock(const std::string& directory);
+  /// @brief Releases the lock (removes the file if it is still ours); logs, never throws.
+  ~directory_lock();
+  /// @brief Takes over another lock object's ownership.
+  directory_lock(directory_lock&& other) noexcept;
+  /// @brief Releases this lock, then takes over `other`'s.
+  directory_lock& operator=(directory_lock&& other) noexcept;
+  directory_lock(const directory_lock&) = delete;
+  directory_lock& operator=(const directory_lock&) = delete;
+
+  /// @brief Path of the lock file (empty after a move).
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  /// @brief True when this process took over a stale lock of a dead process.
+  [[nodiscard]] bool took_over_stale_lock() const noexcept { return took_over_; }
+
+  /// @brief Releases the lock now; no-op when not held. Logs, never throws.
+  void release() noexcept;
+
+ private:
+  std::string path_;
+  std::string contents_;
+  bool took_over_ = false;
+};
+
+}  // namespace funnel::io

@@ -1,0 +1,64 @@
+// Internal: writing global arrays (one dataset per field) from rank blocks, shared by snapshots
+// and checkpoints: one file through collective MPI-IO, or a file per rank plus a main file whose
+// virtual datasets stitch the blocks.
+#pragma once
+
+#include <hdf5.h>
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/io/field_view.hpp"
+#include "funnel/io/file_mode.hpp"
+#include "funnel/io/grid_block.hpp"
+
+namespace funnel::io::detail {
+
+/// Where one array file goes.
+struct array_file_spec {
+  std::string main_path;                      ///< the file readers open
+  std::string blocks_dir;                     ///< per-rank files (file_per_rank), next to main_path
+  file_mode mode = file_mode::file_per_rank;  ///< resolved: shared_file or file_per_rank
+  bool sync = false;                          ///< fsync every file written before returning
+};
+
+/// Attributes every funnel array file carries at its root.
+struct array_metadata {
+  std::int64_t step = 0;
+  double time = 0.0;
+  std::string problem;
+  std::array<double, 3> spacing{1, 1, 1};
+};
+
+/// Collective: checks the block and fields on every rank and that all ranks agree on the
+/// global grid and the field names and types; throws the same error on every rank.
+void check_write_request(MPI_Comm comm, const grid_block& block,
+                         const std::vector<field_view>& fields);
+
+/// Collective: every rank's box, in rank order.
+std::vector<box> gather_boxes(MPI_Comm comm, const box& mine);
+
+/// Called with the open main file to add attributes; collectively in shared_file mode, on rank
+/// 0 only in file_per_rank mode, so it must not communicate.
+using file_decorator = std::function<void(hid_t main_file)>;
+
+/// Collective: writes the fields' global datasets; throws the same error on every rank.
+void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
+                      const std::vector<field_view>& fields, const std::vector<box>& boxes,
+                      const file_decorator& decorate);
+
+/// Writes the attributes of array_metadata plus global_cells, fields, dtype, funnel_version.
+void write_common_attributes(hid_t file, const array_metadata& meta, const index3& global_cells,
+                             const std::vector<field_view>& fields);
+
+/// "a,b,c" of the field names.
+std::string join_names(const std::vector<std::string>& names);
+/// Inverse of join_names.
+std::vector<std::string> split_names(const std::string& joined);
+
+}  // namespace funnel::io::detail

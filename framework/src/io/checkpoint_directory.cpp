@@ -1,0 +1,121 @@
+#include "checkpoint_directory.hpp"
+
+#include <fcntl.h>
+#include <stdio.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+
+#include "file_system.hpp"
+#include "funnel/error.hpp"
+#include "funnel/io/atomic_file.hpp"
+
+namespace funnel::io::detail {
+namespace {
+
+constexpr const char* prefix = "ckpt-";
+constexpr const char* latest_name = "latest";
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
+}
+
+// Removes by renaming to "<name>.old" first, so a kill during the (non-atomic) recursive removal
+// leaves a name no reader ever follows.
+void retire(const std::string& dir, const std::string& name) {
+  const std::string from = join(dir, name);
+  const std::string to = join(dir, name + ".old");
+  remove_tree(to);
+  FUNNEL_SYSTEM_CHECK(std::rename(from.c_str(), to.c_str()) != 0, "rename", from + " -> " + to);
+  sync_directory(dir);
+  remove_tree(to);
+}
+
+}  // namespace
+
+std::string checkpoint_name(std::int64_t step) {
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%08lld", static_cast<long long>(step));
+  return prefix + std::string(digits);
+}
+
+std::optional<std::int64_t> parse_checkpoint_name(const std::string& name) {
+  const std::string p = prefix;
+  if (name.size() <= p.size() || name.compare(0, p.size(), p) != 0 || name.size() > p.size() + 18) {
+    return std::nullopt;
+  }
+  const std::string digits = name.substr(p.size());
+  if (!std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    return std::nullopt;
+  }
+  return static_cast<std::int64_t>(std::stoll(digits));
+}
+
+std::vector<std::pair<std::int64_t, std::string>> list_checkpoints(const std::string& dir) {
+  std::vector<std::pair<std::int64_t, std::string>> found;
+  for (const auto& name : list_directory(dir)) {
+    if (auto step = parse_checkpoint_name(name); step && is_directory(join(dir, name))) {
+      found.emplace_back(*step, name);
+    }
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+void remove_leftovers(const std::string& dir) {
+  for (const auto& name : list_directory(dir)) {
+    if (ends_with(name, ".tmp") || ends_with(name, ".old")) remove_tree(join(dir, name));
+  }
+}
+
+void install_checkpoint(const std::string& dir, const std::string& name) {
+  const std::string tmp = join(dir, name + ".tmp");
+  const std::string final_path = join(dir, name);
+  sync_directory(tmp);
+  if (exists(final_path)) {
+    // Rewriting a step that exists (e.g. a restarted run checkpointing the same step): swap
+    // atomically so `latest` never names a missing directory; where the file system cannot
+    // exchange, there is a short window between the two renames.
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_path.c_str(), RENAME_EXCHANGE) == 0) {
+      sync_directory(dir);
+      remove_tree(tmp);
+      return;
+    }
+    retire(dir, name);
+  }
+  rename_durably(tmp, final_path);
+}
+
+void publish_latest(const std::string& dir, const std::string& name) {
+  write_file_atomically(join(dir, latest_name), name + "\n");
+}
+
+std::optional<std::string> read_latest(const std::string& dir) {
+  const std::string path = join(dir, latest_name);
+  if (!exists(path)) return std::nullopt;
+  const std::string name = trim(read_file(path));
+  if (!parse_checkpoint_name(name)) {
+    throw error("'" + path + "' should name a checkpoint (ckpt-<step>) but holds '" +
+                name.substr(0, 64) + "'");
+  }
+  return name;
+}
+
+void prune_checkpoints(const std::string& dir, int keep_last, const std::string& keep) {
+  const auto all = list_checkpoints(dir);
+  const std::size_t keep_count = static_cast<std::size_t>(std::max(keep_last, 1));
+  if (all.size() <= keep_count) return;
+  for (std::size_t i = 0; i + keep_count < all.size(); ++i) {
+    if (all[i].second != keep) retire(dir, all[i].second);
+  }
+}
+
+}  // namespace funnel::io::detail

@@ -1,0 +1,180 @@
+#include "funnel/io/directory_lock.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <fstream>
+#include <utility>
+
+#include "funnel/error.hpp"
+#include "funnel/io/atomic_file.hpp"
+
+namespace funnel::io {
+namespace {
+
+constexpr int max_attempts = 4;
+
+std::string host_name() {
+  char name[256] = {};
+  FUNNEL_SYSTEM_CHECK(::gethostname(name, sizeof name - 1) != 0, "gethostname", "lock owner");
+  return name;
+}
+
+struct lock_owner {
+  std::string host;
+  long pid = -1;
+};
+
+// Parses "host=<h>\npid=<p>\n"; pid stays -1 when the file is not in that form.
+lock_owner parse_owner(const std::string& contents) {
+  lock_owner owner;
+  std::size_t start = 0;
+  while (start < contents.size()) {
+    auto end = contents.find('\n', start);
+    if (end == std::string::npos) end = contents.size();
+    const std::string line = contents.substr(start, end - start);
+    if (line.rfind("host=", 0) == 0) owner.host = line.substr(5);
+    if (line.rfind("pid=", 0) == 0) {
+      try {
+        owner.pid = std::stol(line.substr(4));
+      } catch (const std::exception&) {
+        owner.pid = -1;
+      }
+    }
+    start = end + 1;
+  }
+  return owner;
+}
+
+// kill(pid, 0) also succeeds for a zombie (a killed process nobody reaped yet, common when the
+// launcher died too), so a zombie counts as dead.
+bool process_alive(long pid) {
+  if (pid <= 0) return false;
+  if (::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!std::getline(stat, text)) return true;
+  const auto paren = text.rfind(')');
+  return !(paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
+}
+
+void write_private_file(const std::string& path, const std::string& contents) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  FUNNEL_SYSTEM_CHECK(fd < 0, "open", path);
+  const ssize_t n = ::write(fd, contents.data(), contents.size());
+  const int saved = errno;
+  ::close(fd);
+  errno = saved;
+  FUNNEL_SYSTEM_CHECK(n != static_cast<ssize_t>(contents.size()), "write", path);
+}
+
+std::string describe(const lock_owner& owner) {
+  return "pid " + std::to_string(owner.pid) + " on host '" + owner.host + "'";
+}
+
+}  // namespace
+
+directory_lock::directory_lock(const std::string& directory) : path_(directory + "/" + file_name) {
+  const std::string host = host_name();
+  const long self = static_cast<long>(::getpid());
+  contents_ = "host=" + host + "\npid=" + std::to_string(self) + "\n";
+  // Created under a private name and hard-linked to the lock name: link() fails atomically when
+  // the name exists (also on NFS, unlike O_EXCL on old clients) and the lock is never seen
+  // half-written.
+  const std::string mine = path_ + "." + host + "." + std::to_string(self);
+  write_private_file(mine, contents_);
+  struct unlink_on_exit {
+    const std::string& path;
+    ~unlink_on_exit() { ::unlink(path.c_str()); }
+  } cleanup{mine};
+
+  for (int attempt = 0; attempt < max_attempts; ++attempt) {
+    if (::link(mine.c_str(), path_.c_str()) == 0) {
+      sync_directory(directory);
+      return;
+    }
+    FUNNEL_SYSTEM_CHECK(errno != EEXIST, "link", mine + " -> " + path_);
+    std::string held;
+    try {
+      held = read_file(path_);
+    } catch (const system_error& e) {
+      if (e.errnum() == ENOENT) continue;  // released meanwhile: try again
+      throw;
+    }
+    const lock_owner owner = parse_owner(held);
+    if (owner.pid <= 0) {
+      throw error("directory '" + directory + "' is locked by '" + path_ +
+                  "', whose contents are not 'host=...\\npid=...': remove it if no run uses " +
+                  "the directory");
+    }
+    if (owner.host != host) {
+      throw error("directory '" + directory + "' is in use by " + describe(owner) +
+                  " (lock file '" + path_ + "'); a process on another host cannot be checked: " +
+                  "if that run is gone, remove the lock file");
+    }
+    if (process_alive(owner.pid)) {
+      throw error("directory '" + directory + "' is in use by another run: " + describe(owner) +
+                  " holds '" + path_ + "'; two runs must not write the same checkpoint directory");
+    }
+    // Stale. Move it aside first so that of two processes taking it over only one succeeds; if
+    // what we moved is not the stale lock we judged (someone took over in between), put it back.
+    const std::string aside = mine + ".stale";
+    if (std::rename(path_.c_str(), aside.c_str()) != 0) {
+      FUNNEL_SYSTEM_CHECK(errno != ENOENT, "rename", path_ + " -> " + aside);
+      continue;
+    }
+    std::string moved;
+    try {
+      moved = read_file(aside);
+    } catch (const system_error&) {
+      moved.clear();
+    }
+    if (moved != held) {
+      (void)::link(aside.c_str(), path_.c_str());  // fails only if a third process locked it
+    } else {
+      took_over_ = true;
+    }
+    ::unlink(aside.c_str());
+  }
+  throw error("could not take the lock '" + path_ + "' after " + std::to_string(max_attempts) +
+              " attempts: other processes keep taking it");
+}
+
+directory_lock::~directory_lock() { release(); }
+
+directory_lock::directory_lock(directory_lock&& other) noexcept
+    : path_(std::exchange(other.path_, {})),
+      contents_(std::exchange(other.contents_, {})),
+      took_over_(other.took_over_) {}
+
+directory_lock& directory_lock::operator=(directory_lock&& other) noexcept {
+  if (this != &other) {
+    release();
+    path_ = std::exchange(other.path_, {});
+    contents_ = std::exchange(other.contents_, {});
+    took_over_ = other.took_over_;
+  }
+  return *this;
+}
+
+void directory_lock::release() noexcept {
+  if (path_.empty()) return;
+  try {
+    // Only remove the file if it is still ours: never delete a lock someone else took over.
+    if (read_file(path_) == contents_) {
+      if (::unlink(path_.c_str()) != 0) {
+        detail::log_error("could not remove lock file '" + path_ + "'");
+      }
+    } else {
+      detail::log_error("lock file '" + path_ + "' no longer names this process; left in place");
+    }
+  } catch (const std::exception& e) {
+    detail::log_error(std::string("releasing lock: ") + e.what());
+  }
+  path_.clear();
+}
+
+}  // namespace funnel::io
