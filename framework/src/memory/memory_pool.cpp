@@ -5,14 +5,8 @@
 
 #include "allocation_tracker.hpp"
 #include "funnel/error.hpp"
-#include "pool_resource.hpp"
-
-#if __has_include("funnel/runtime/device.hpp")
 #include "funnel/runtime/device.hpp"
-#define FUNNEL_MEMORY_HAVE_DEVICE 1
-#else
-#define FUNNEL_MEMORY_HAVE_DEVICE 0
-#endif
+#include "pool_resource.hpp"
 
 namespace funnel {
 namespace {
@@ -149,9 +143,7 @@ pool_statistics memory_pool::statistics() const {
 
 void memory_pool::trim_to(std::size_t bytes_to_keep) { resource().trim_to(bytes_to_keep); }
 
-#if FUNNEL_MEMORY_HAVE_DEVICE
 void memory_pool::grant_access(const device& peer) { resource().grant_access(peer.id()); }
-#endif
 
 backend_kind memory_pool::backend() const noexcept {
   return resource_ ? resource_->backend() : backend_kind::host;
