@@ -1,0 +1,25 @@
+/**
+ * @file halo_transport.hpp
+ * @brief The path a halo exchange uses to one neighbour.
+ */
+#pragma once
+
+#include <string>
+
+namespace funnel {
+
+/**
+ * @brief How ghost cells travel between this rank and one neighbour.
+ *
+ * `local`: the neighbour is this rank (a periodic axis of one rank): a box copy inside the
+ * field. `mpi_host`: MPI on host buffers (host backend). `mpi_cuda_aware`: MPI on device
+ * buffers (CUDA-aware MPI). `mpi_staged`: device buffers staged through pinned host buffers.
+ * `ipc`: this rank writes its boundary straight into the neighbour's ghosts (CUDA IPC, or the
+ * memfd host pool on the host backend).
+ */
+enum class halo_transport { local, mpi_host, mpi_cuda_aware, mpi_staged, ipc };
+
+/// @brief "local", "mpi-host", "mpi-cuda-aware", "mpi-staged" or "ipc".
+[[nodiscard]] std::string to_string(halo_transport transport);
+
+}  // namespace funnel

@@ -1,0 +1,258 @@
+// funnel::halo_exchange across real ranks: after an exchange every ghost cell (faces, edges,
+// corners) holds the value of the cell it mirrors, on the rank that owns it (periodic axes
+// wrap), and ghosts on a non-periodic global boundary keep what the caller put there.
+//
+// Compiled for the host backend (halo_mpi_*) and, with HALO_TEST_CUDA=1, the CUDA backend
+// (halo_gpu). Fields live in the backend's pool and are filled/read through copy_async.
+#include "funnel/halo/halo_exchange.hpp"
+
+#include <gtest/gtest.h>
+#include <mpi.h>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/error.hpp"
+#include "funnel/halo/box_copy.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/stream.hpp"
+#include "funnel/runtime/stream_operations.hpp"
+
+#ifndef HALO_TEST_CUDA
+#define HALO_TEST_CUDA 0
+#endif
+
+namespace {
+
+using funnel::box;
+using funnel::field_layout;
+using funnel::halo_method;
+using funnel::index3;
+
+constexpr funnel::backend_kind test_backend =
+    HALO_TEST_CUDA ? funnel::backend_kind::cuda : funnel::backend_kind::host;
+
+int world_size() {
+  int n = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  return n;
+}
+
+// A random offset shared by all ranks, so values differ from run to run.
+double shared_random_offset() {
+  static std::mt19937 rng(std::random_device{}());
+  double offset = std::uniform_int_distribution<int>(1, 1000)(rng);
+  MPI_Bcast(&offset, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return offset;
+}
+
+struct scenario {
+  std::string name;
+  index3 cells;
+  int halo;
+  std::array<int, 3> dims;
+  std::array<bool, 3> periodic;
+};
+
+std::vector<scenario> scenarios() {
+  const int p = world_size();
+  return {
+      {"3d-auto-split", {10, 9, 8}, 1, {0, 0, 0}, {false, false, false}},
+      {"3d-split-along-z-x-periodic-on-one-rank",
+       {7, 6, 4 * p + 1},
+       2,
+       {1, 1, p},
+       {true, false, false}},
+      {"2d-y-periodic", {13, 11, 1}, 1, {0, 0, 1}, {false, true, false}},
+      {"1d-x-periodic-halo-2", {4 * p + 3, 5, 1}, 2, {p, 1, 1}, {true, false, false}},
+      {"3d-all-periodic", {8, 8, 8}, 1, {0, 0, 0}, {true, true, true}},
+  };
+}
+
+// What the exchange must leave in every allocated cell. Cells are labelled by global index:
+// interior cells hold `offset + step + linear index`; ghosts on a non-periodic global boundary
+// hold a negative label of their (outside) position; every other ghost starts as `poison`.
+struct labeller {
+  const funnel::cartesian_decomposition& d;
+  field_layout layout;
+  double offset;
+  static constexpr double poison = -9.0e6;
+
+  [[nodiscard]] index3 global_of(std::int64_t i, std::int64_t j, std::int64_t k) const {
+    const index3 local{i, j, k};
+    index3 g{};
+    for (int a = 0; a < 3; ++a) g[a] = d.local_box().lo[a] + local[a] - layout.halo_along(a);
+    return g;
+  }
+  [[nodiscard]] double interior_value(const index3& g, int step) const {
+    const index3& n = d.global_cells();
+    return offset + step + static_cast<double>(g[0] + n[0] * (g[1] + n[1] * g[2]));
+  }
+  [[nodiscard]] double boundary_value(const index3& g) const {
+    const index3& n = d.global_cells();
+    const std::int64_t h = d.halo();
+    return -1.0e6 - static_cast<double>(
+                        (g[0] + h) + (n[0] + 2 * h) * ((g[1] + h) + (n[1] + 2 * h) * (g[2] + h)));
+  }
+  // expected == true: the value after the exchange; false: the value before it.
+  [[nodiscard]] double value(std::int64_t i, std::int64_t j, std::int64_t k, int step,
+                             bool expected) const {
+    const index3 local{i, j, k};
+    index3 g = global_of(i, j, k);
+    const index3& n = d.global_cells();
+    bool ghost = false;
+    bool outside = false;  // beyond a non-periodic global boundary
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t h = layout.halo_along(a);
+      ghost = ghost || local[a] < h || local[a] >= h + layout.interior[a];
+      if (g[a] >= 0 && g[a] < n[a]) continue;
+      if (d.periodic()[a]) {
+        g[a] = (g[a] + n[a]) % n[a];
+      } else {
+        outside = true;
+      }
+    }
+    // Nobody may change a boundary ghost; a diagonal neighbour's copy of it has the same label.
+    if (outside) return boundary_value(g);
+    if (!ghost || expected) return interior_value(g, step);
+    return poison;
+  }
+};
+
+template <class T>
+std::vector<T> fill(const labeller& l, int step, bool expected) {
+  const field_layout& lay = l.layout;
+  std::vector<T> v(static_cast<std::size_t>(lay.allocated_cells()));
+  for (std::int64_t k = 0; k < lay.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < lay.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < lay.allocated(0); ++i) {
+        v[static_cast<std::size_t>(lay.index(i, j, k))] =
+            static_cast<T>(l.value(i, j, k, step, expected));
+      }
+    }
+  }
+  return v;
+}
+
+template <class T>
+void expect_equal_fields(const labeller& l, const std::vector<T>& want, const std::vector<T>& got,
+                         const std::string& what) {
+  const field_layout& lay = l.layout;
+  int reported = 0;
+  for (std::int64_t k = 0; k < lay.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < lay.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < lay.allocated(0); ++i) {
+        const auto at = static_cast<std::size_t>(lay.index(i, j, k));
+        if (want[at] != got[at] && reported++ < 5) {
+          ADD_FAILURE() << what << " rank " << l.d.rank() << " cell (" << i << ", " << j << ", "
+                        << k << "): want " << want[at] << " got " << got[at];
+        }
+      }
+    }
+  }
+  EXPECT_EQ(reported, 0) << what << ": cells differ on rank " << l.d.rank();
+}
+
+// Runs three steps on two alternating fields (as a solver swapping buffers does), the second
+// step split into begin/finish, and checks every cell after each.
+template <class T>
+void run_scenario(const scenario& s, halo_method method) {
+  const std::string what =
+      s.name + " " + funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
+  SCOPED_TRACE(what);
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::memory_pool_options options;
+  options.name = "halo test";
+  options.ipc_exportable = method != halo_method::mpi;
+  options.host_ipc_capacity = std::size_t{16} << 20;
+  funnel::memory_pool pool(test_backend, options);
+  funnel::stream stream(test_backend);
+  const labeller l{d, d.layout(), shared_random_offset()};
+  const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(T);
+  std::array<void*, 2> fields{pool.allocate(stream, bytes), pool.allocate(stream, bytes)};
+  {
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(T), method);
+    for (const auto& p : exchange.paths()) {
+      EXPECT_EQ(p.rank, d.neighbor(p.axis, p.where));
+      if (p.rank == d.rank()) {
+        EXPECT_EQ(p.transport, funnel::halo_transport::local);
+      } else if (method == halo_method::ipc) {
+        EXPECT_EQ(p.transport, funnel::halo_transport::ipc) << funnel::to_string(p);
+      } else if (method == halo_method::mpi) {
+        EXPECT_NE(p.transport, funnel::halo_transport::ipc) << funnel::to_string(p);
+      }
+    }
+    for (int step = 0; step < 3; ++step) {
+      void* field = fields[static_cast<std::size_t>(step % 2)];
+      const std::vector<T> before = fill<T>(l, step, false);
+      funnel::copy_async(stream, field, before.data(), bytes);
+      if (step == 1) {
+        exchange.begin(stream, field);
+        exchange.finish(stream);
+      } else {
+        exchange.exchange(stream, field);
+      }
+      std::vector<T> after(before.size());
+      funnel::copy_async(stream, after.data(), field, bytes);
+      stream.synchronize();
+      expect_equal_fields(l, fill<T>(l, step, true), after, what + " step " + std::to_string(step));
+    }
+    stream.synchronize();
+  }
+  pool.deallocate(stream, fields[0], bytes);
+  pool.deallocate(stream, fields[1], bytes);
+  stream.synchronize();
+}
+
+class HaloExchange : public ::testing::TestWithParam<halo_method> {};
+
+TEST_P(HaloExchange, EveryGhostHoldsItsNeighboursValueFloat) {
+  for (const auto& s : scenarios()) run_scenario<float>(s, GetParam());
+}
+
+TEST_P(HaloExchange, EveryGhostHoldsItsNeighboursValueDouble) {
+  for (const auto& s : scenarios()) run_scenario<double>(s, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, HaloExchange,
+                         ::testing::Values(halo_method::mpi, halo_method::ipc,
+                                           halo_method::automatic),
+                         [](const auto& info) {
+                           return info.param == halo_method::automatic
+                                      ? std::string("automatic")
+                                      : funnel::to_string(info.param);
+                         });
+
+TEST(HaloExchangeErrors, RejectsMisuse) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
+  funnel::memory_pool pool(test_backend);
+  funnel::stream stream(test_backend);
+  EXPECT_THROW(funnel::halo_exchange(d, test_backend, pool, 3), funnel::invalid_argument);
+  funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), halo_method::mpi);
+  EXPECT_THROW(exchange.finish(stream), funnel::invalid_argument);
+  EXPECT_THROW(exchange.exchange(stream, nullptr), funnel::invalid_argument);
+  EXPECT_THROW((void)funnel::parse_halo_method("shm"), funnel::invalid_argument);
+  EXPECT_EQ(funnel::parse_halo_method("auto"), halo_method::automatic);
+  EXPECT_EQ(funnel::parse_halo_method("ipc"), halo_method::ipc);
+}
+
+TEST(HaloExchangeErrors, IpcNeedsExportablePools) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
+  funnel::memory_pool pool(test_backend);  // not ipc_exportable
+  try {
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), halo_method::ipc);
+    ADD_FAILURE() << "ipc accepted a pool that cannot be exported";
+  } catch (const funnel::unsupported& e) {
+    EXPECT_NE(std::string(e.what()).find("ipc_exportable"), std::string::npos) << e.what();
+  }
+  // auto falls back to MPI.
+  funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), halo_method::automatic);
+  for (const auto& p : exchange.paths()) EXPECT_NE(p.transport, funnel::halo_transport::ipc);
+}
+
+}  // namespace
