@@ -134,17 +134,24 @@ void log_error(const std::string& msg) noexcept;
  * (funnel::out_of_memory for cudaErrorMemoryAllocation).
  * Usage: `FUNNEL_CUDA_TRY(cudaMemcpyAsync(...));` or `FUNNEL_CUDA_TRY(call, "context text")`.
  */
-#define FUNNEL_CUDA_TRY(call, ...)                                                \
+#define FUNNEL_CUDA_TRY(...) FUNNEL_DETAIL_CUDA_TRY(__VA_ARGS__, "", )
+/// @cond INTERNAL
+#define FUNNEL_DETAIL_CUDA_TRY(call, context, ...)                                \
   ::funnel::detail::check_cuda(static_cast<int>(call), #call, __FILE__, __LINE__, \
-                               ::std::string{__VA_ARGS__})
+                               ::std::string{context})
+/// @endcond
 
 /// @brief Calls a CUDA runtime function and logs (never throws) on failure: for destructors.
 #define FUNNEL_CUDA_LOG(call) \
   ::funnel::detail::log_cuda(static_cast<int>(call), #call, __FILE__, __LINE__)
 
 /// @brief Calls an MPI function and throws funnel::mpi_error when it does not return MPI_SUCCESS.
-#define FUNNEL_MPI_TRY(call, ...) \
-  ::funnel::detail::check_mpi((call), #call, __FILE__, __LINE__, ::std::string{__VA_ARGS__})
+/// Usage: `FUNNEL_MPI_TRY(MPI_Barrier(comm));` or `FUNNEL_MPI_TRY(call, "context text")`.
+#define FUNNEL_MPI_TRY(...) FUNNEL_DETAIL_MPI_TRY(__VA_ARGS__, "", )
+/// @cond INTERNAL
+#define FUNNEL_DETAIL_MPI_TRY(call, context, ...) \
+  ::funnel::detail::check_mpi((call), #call, __FILE__, __LINE__, ::std::string{context})
+/// @endcond
 
 /// @brief Throws funnel::invalid_argument with `msg` unless `cond` holds.
 #define FUNNEL_EXPECTS(cond, msg)                                                  \
@@ -153,8 +160,12 @@ void log_error(const std::string& msg) noexcept;
   } while (0)
 
 /// @brief Throws funnel::system_error built from errno when `cond` holds (e.g. `rc < 0`).
-#define FUNNEL_SYSTEM_CHECK(cond, call, ...)                                                      \
-  do {                                                                                            \
-    if (cond)                                                                                     \
-      ::funnel::detail::fail_system(errno, call, __FILE__, __LINE__, ::std::string{__VA_ARGS__}); \
+/// Usage: `FUNNEL_SYSTEM_CHECK(fd < 0, "open")` or with a third argument giving context.
+#define FUNNEL_SYSTEM_CHECK(...) FUNNEL_DETAIL_SYSTEM_CHECK(__VA_ARGS__, "", )
+/// @cond INTERNAL
+#define FUNNEL_DETAIL_SYSTEM_CHECK(cond, call, context, ...)                                  \
+  do {                                                                                        \
+    if (cond)                                                                                 \
+      ::funnel::detail::fail_system(errno, call, __FILE__, __LINE__, ::std::string{context}); \
   } while (0)
+/// @endcond
