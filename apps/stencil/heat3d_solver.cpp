@@ -1,0 +1,121 @@
+// heat3d in resident mode: sin-product mode on the unit cube, explicit Euler at 0.9 of the
+// stability limit, error against the exact solution.
+#include <mpi.h>
+
+#include <cmath>
+
+#include "funnel/kernels/heat3d.hpp"
+#include "resident_field.hpp"
+#include "solvers.hpp"
+
+namespace funnel::stencil {
+namespace {
+
+constexpr double alpha = 1.0;
+/// dt = stability_fraction * h^2 / (2 d alpha): 0.9 of the explicit Euler limit.
+constexpr double stability_fraction = 0.9;
+
+template <class T>
+class heat3d_solver final : public solver {
+ public:
+  explicit heat3d_solver(const run_setup& setup)
+      : setup_(setup),
+        decomposition_(*setup.decomposition),
+        global_(decomposition_.global_cells()),
+        offset_(decomposition_.local_box().lo),
+        impl_(kernels::parse_implementation(setup.kernel)),
+        field_(setup.backend, decomposition_, *setup.pool, setup.opts->halo) {
+    int axes = 0;
+    for (int a = 0; a < 3; ++a) axes += global_[a] > 1 ? 1 : 0;
+    h_ = kernels::heat3d_grid_spacing(global_);
+    const double c = stability_fraction / (2.0 * std::max(axes, 1));
+    dt_ = c * h_ * h_ / alpha;
+    params_.alpha_dt_over_h2 = static_cast<T>(c);
+  }
+
+  void initialize() override {
+    // Both buffers: the Dirichlet ghosts of the next buffer are never written by a step.
+    for (T* buffer : {field_.current(), field_.next()}) {
+      kernels::heat3d_initialize<T>(field_.compute_stream(), field_.layout(), global_, offset_,
+                                    buffer);
+    }
+    field_.synchronize();
+    step_ = 0;
+  }
+
+  void restore(std::int64_t step, const std::function<void(void*)>& fill) override {
+    initialize();
+    fill(field_.download());
+    field_.upload();
+    step_ = step;
+  }
+
+  double advance() override {
+    const auto update = [this](stream_view stream, lane, const T* in, T* out, const box& region) {
+      kernels::heat3d_step<T>(stream, impl_, field_.layout(), in, out, region, params_);
+    };
+    const double halo_seconds = field_.step(update);
+    ++step_;
+    return halo_seconds;
+  }
+
+  [[nodiscard]] std::int64_t step() const override { return step_; }
+  [[nodiscard]] double time() const override { return static_cast<double>(step_) * dt_; }
+  [[nodiscard]] bool converged() const override { return false; }
+
+  void check() override {
+    const auto every = setup_.opts->check_every.value_or(0);
+    if (every <= 0 || step_ % every != 0) return;
+    const error_report e = error();
+    if (setup_.print) {
+      std::printf("step %lld  t = %.6e  error max %.6e  L2 %.6e\n", static_cast<long long>(step_),
+                  time(), e.max_abs, e.l2);
+      std::fflush(stdout);
+    }
+  }
+
+  void finish(run_summary& summary) override { summary.error = error(); }
+
+  [[nodiscard]] const void* host_field() override { return field_.download(); }
+  [[nodiscard]] std::size_t element_size() const override { return sizeof(T); }
+  [[nodiscard]] std::string field_name() const override { return "u"; }
+  [[nodiscard]] std::array<double, 3> spacing() const override { return {h_, h_, h_}; }
+  [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
+  [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }
+
+ private:
+  error_report error() {
+    const kernels::error_norms local = kernels::heat3d_error<T>(field_.layout(), global_, offset_,
+                                                                alpha, time(), field_.download());
+    double max_abs = local.max_abs;
+    double sums[2] = {local.sum_squares, static_cast<double>(local.cells)};
+    const MPI_Comm comm = decomposition_.comm();
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &max_abs, 1, MPI_DOUBLE, MPI_MAX, comm),
+                   "heat3d_solver");
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, sums, 2, MPI_DOUBLE, MPI_SUM, comm),
+                   "heat3d_solver");
+    return error_report{max_abs, sums[1] > 0 ? std::sqrt(sums[0] / sums[1]) : 0.0};
+  }
+
+  run_setup setup_;
+  const cartesian_decomposition& decomposition_;
+  index3 global_;
+  index3 offset_;
+  kernels::implementation impl_;
+  resident_field<T> field_;
+  double h_ = 0.0;
+  double dt_ = 0.0;
+  kernels::heat3d_params<T> params_{};
+  std::int64_t step_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<solver> make_heat3d_solver(const run_setup& setup) {
+  if (setup.opts->dtype == scalar_type::float32) {
+    return std::make_unique<heat3d_solver<float>>(setup);
+  }
+  return std::make_unique<heat3d_solver<double>>(setup);
+}
+
+}  // namespace funnel::stencil

@@ -1,0 +1,99 @@
+/**
+ * @file options.hpp
+ * @brief funnel-stencil's command line and --config file: what the user asked for.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+
+namespace funnel::stencil {
+
+/// @brief The two problems the app solves.
+enum class problem_kind { heat3d, jacobi2d };
+
+/// @brief Element type of the field.
+enum class scalar_type { float32, float64 };
+
+/// @brief Where the field lives between steps.
+enum class run_mode { resident, streamed };
+
+/// @brief "heat3d" or "jacobi2d".
+[[nodiscard]] std::string to_string(problem_kind problem);
+/// @brief "float" or "double".
+[[nodiscard]] std::string to_string(scalar_type type);
+/// @brief "resident" or "streamed".
+[[nodiscard]] std::string to_string(run_mode mode);
+
+/**
+ * @brief Everything the command line and the --config file asked for.
+ *
+ * Unset optionals mean "pick the default once the backend is known" (see resolve_defaults):
+ * the defaults differ between a GPU and 2 CPU cores.
+ */
+struct options {
+  problem_kind problem = problem_kind::heat3d;  ///< --problem
+  std::optional<index3> n;                      ///< --n (heat3d: interior; jacobi2d: -nx,-ny)
+  std::optional<std::int64_t> steps;            ///< --steps / -niter: the step the run ends at
+  std::optional<scalar_type> dtype;             ///< --dtype
+  std::string backend = "auto";                 ///< --backend auto|cuda|host
+  std::optional<std::string> kernel;            ///< --kernel cuda|host|kokkos
+  run_mode mode = run_mode::resident;           ///< --mode
+  std::string halo = "auto";                    ///< --halo auto|ipc|mpi
+  std::array<int, 3> dims{0, 0, 0};             ///< --dims (0: let MPI choose)
+  std::optional<std::int64_t> check_every;      ///< --check-every / -nccheck
+  std::string summary;                          ///< --summary FILE ("" = none)
+  std::int64_t output_every = 0;                ///< --output-every (0 = no snapshots)
+  std::string output_dir = "output";            ///< --output-dir
+  std::int64_t checkpoint_every = 0;            ///< --checkpoint-every (0 = only on signal)
+  std::string checkpoint_dir = "checkpoints";   ///< --checkpoint-dir
+  int keep = 2;                                 ///< --keep
+  std::optional<std::string> restart;           ///< --restart ("" = --checkpoint-dir)
+  int streams = 0;                              ///< --streams (0 = auto)
+  int chunks = 0;                               ///< --chunks (0 = auto)
+  int steps_per_pass = 1;                       ///< --steps-per-pass
+  std::string trace;                            ///< --trace FILE ("" = none)
+  std::string field_dump;                       ///< --field-dump FILE ("" = none)
+  bool quiet = false;                           ///< --quiet
+  bool help = false;                            ///< --help
+  bool version = false;                         ///< --version
+  std::vector<std::string> given;               ///< long names given, in order (for the plan)
+};
+
+/**
+ * @brief Parses the command line (and a --config file it names).
+ *
+ * Accepts `--name value`, `--name=value`, the flags --quiet/--help/--version, `--restart` with
+ * or without a value, and the jacobi2d spellings of NVIDIA's multi-gpu-programming-models
+ * (-nx, -ny, -niter, -nccheck), which select jacobi2d unless --problem says otherwise. Options
+ * on the command line override the --config file, wherever --config appears.
+ * @param args the arguments after the program name
+ * @return the parsed options (defaults not resolved yet)
+ * @throw funnel::invalid_argument with one line naming the bad value and what is allowed
+ */
+[[nodiscard]] options parse_options(const std::vector<std::string>& args);
+
+/**
+ * @brief Fills the unset options with the defaults for the chosen backend and checks the
+ * combinations (jacobi2d is float only, steps-per-pass needs streamed mode, ...).
+ * @param opts parsed options, updated in place
+ * @param on_gpu true when the run uses the CUDA backend (larger default grids)
+ * @throw funnel::invalid_argument naming the conflicting values
+ */
+void resolve_defaults(options& opts, bool on_gpu);
+
+/// @brief The --help text.
+[[nodiscard]] std::string usage();
+
+/**
+ * @brief The options as `key = value` lines in --config syntax (the run configuration stored in
+ * checkpoints and summaries); excludes per-invocation keys (restart, config, quiet).
+ */
+[[nodiscard]] std::string to_config_text(const options& opts);
+
+}  // namespace funnel::stencil

@@ -1,0 +1,45 @@
+#include "plan.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace funnel::stencil {
+namespace {
+
+std::string cells(const index3& n) {
+  return std::to_string(n[0]) + "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]);
+}
+
+std::string mebibytes(std::size_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+std::string format_plan(const plan_info& p) {
+  std::ostringstream out;
+  out << "funnel-stencil " << p.version << ": " << p.problem << " " << p.dtype << ", "
+      << cells(p.global_cells) << " cells, steps " << p.first_step << " -> " << p.last_step << ", "
+      << p.mode << " mode\n";
+  if (!p.restart_from.empty()) out << "  restart from " << p.restart_from << "\n";
+  out << "  ranks " << p.ranks << " on " << p.nodes << " node(s); backend " << p.backend
+      << ", kernel " << p.kernel << "; GPUs " << p.gpus;
+  if (p.gpus > 0) out << ", ranks per GPU " << p.ranks_per_gpu << ", MPS " << p.mps;
+  out << "\n";
+  for (const auto& warning : p.warnings) out << "  WARNING: " << warning << "\n";
+  out << "  decomposition " << p.dims[0] << "x" << p.dims[1] << "x" << p.dims[2] << ", local boxes "
+      << cells(p.smallest_box);
+  if (p.smallest_box != p.largest_box) out << " .. " << cells(p.largest_box);
+  out << ", " << mebibytes(p.bytes_per_rank) << " per rank\n";
+  out << "  halo: " << p.mpi_links << " MPI and " << p.ipc_links << " IPC neighbour links";
+  if (!p.rank0_paths.empty()) {
+    out << "; rank 0:";
+    for (const auto& path : p.rank0_paths) out << " [" << path << "]";
+  }
+  out << "\n";
+  return out.str();
+}
+
+}  // namespace funnel::stencil

@@ -1,0 +1,50 @@
+/**
+ * @file plan.hpp
+ * @brief The plan rank 0 prints before the first step: who runs where, how the grid is split,
+ * how much memory and which halo paths.
+ */
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+
+namespace funnel::stencil {
+
+/// @brief The facts of the plan printout (gathered collectively, printed by rank 0).
+struct plan_info {
+  std::string version;                   ///< funnel version
+  std::string problem;                   ///< heat3d | jacobi2d
+  std::string dtype;                     ///< float | double
+  std::string mode;                      ///< resident | streamed
+  std::string backend;                   ///< host | cuda
+  std::string kernel;                    ///< cuda | host | kokkos
+  index3 global_cells{1, 1, 1};          ///< interior cells of the grid
+  std::int64_t first_step = 0;           ///< step the run starts at
+  std::int64_t last_step = 0;            ///< step the run ends at
+  int ranks = 1;                         ///< MPI ranks
+  int nodes = 1;                         ///< nodes
+  int gpus = 0;                          ///< distinct GPUs used (0 on the host backend)
+  int ranks_per_gpu = 0;                 ///< most ranks sharing one GPU
+  std::string mps;                       ///< "yes (confirmed)", "no", "n/a"
+  std::vector<std::string> warnings;     ///< binding warnings (ranks sharing a GPU without MPS)
+  std::array<int, 3> dims{1, 1, 1};      ///< ranks along x, y, z
+  index3 smallest_box{0, 0, 0};          ///< smallest local interior
+  index3 largest_box{0, 0, 0};           ///< largest local interior
+  std::size_t bytes_per_rank = 0;        ///< largest device footprint of a rank's fields
+  std::vector<std::string> rank0_paths;  ///< rank 0's halo path per neighbour
+  int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
+  int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
+  std::string restart_from;              ///< checkpoint path when restarting
+};
+
+/**
+ * @brief The plan as printed (several lines, ending with a newline).
+ * @param plan the facts
+ */
+[[nodiscard]] std::string format_plan(const plan_info& plan);
+
+}  // namespace funnel::stencil

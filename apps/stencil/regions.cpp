@@ -1,0 +1,32 @@
+#include "regions.hpp"
+
+#include <algorithm>
+
+namespace funnel::stencil {
+
+overlap_regions split_for_overlap(const field_layout& layout, int radius) {
+  overlap_regions out;
+  box rest = layout.interior_box();
+  // Peel slabs off axis by axis (z, y, x); each slab spans what is left of the other axes, so
+  // the slabs are disjoint. Axes without ghosts (2D: z) have nothing to wait for.
+  for (int axis = 2; axis >= 0; --axis) {
+    if (layout.halo_along(axis) == 0) continue;
+    const std::int64_t lo = rest.lo[axis];
+    const std::int64_t hi = rest.hi[axis];
+    const std::int64_t lower_end = std::min(lo + radius, hi);
+    const std::int64_t upper_begin = std::max(hi - radius, lower_end);
+    box lower = rest;
+    lower.hi[axis] = lower_end;
+    box upper = rest;
+    upper.lo[axis] = upper_begin;
+    for (const box& slab : {lower, upper}) {
+      if (!slab.empty()) out.boundary.push_back(slab);
+    }
+    rest.lo[axis] = lower_end;
+    rest.hi[axis] = upper_begin;
+  }
+  out.inner = rest;
+  return out;
+}
+
+}  // namespace funnel::stencil

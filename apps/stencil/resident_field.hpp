@@ -1,0 +1,145 @@
+/**
+ * @file resident_field.hpp
+ * @brief A field kept in device memory: two buffers from the pool, the compute and halo
+ * streams, and the overlapped step (halo begin, inner update, halo finish, boundary update).
+ */
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <utility>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/memory/device_buffer.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/event.hpp"
+#include "funnel/runtime/pinned_buffer.hpp"
+#include "funnel/runtime/stream.hpp"
+#include "funnel/runtime/stream_operations.hpp"
+#include "halo_link.hpp"
+#include "regions.hpp"
+
+namespace funnel::stencil {
+
+/// @brief Which of the two streams an update runs on (a problem may keep one accumulator each).
+enum class lane { compute = 0, halo = 1 };
+
+/**
+ * @brief The resident-mode field of one rank.
+ *
+ * Per step (see step()): the halo stream starts the exchange of the current buffer while the
+ * compute stream updates the inner cells into the next buffer; once the ghosts are in, the halo
+ * stream (high priority, so the critical path goes first) updates the boundary layer; then the
+ * buffers swap. Each cell's update is the same whatever the split, so any decomposition gives
+ * the field of one rank bitwise.
+ * @tparam T float or double
+ */
+template <class T>
+class resident_field {
+ public:
+  /// @brief The stencil update of `region` from `in` to `out` on `stream`.
+  using update_fn =
+      std::function<void(stream_view stream, lane which, const T* in, T* out, const box& region)>;
+
+  /**
+   * @param backend where the buffers live
+   * @param decomposition the split (outlives this object)
+   * @param pool the pool both buffers come from (outlives this object)
+   * @param halo_method --halo value
+   */
+  resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
+                 memory_pool& pool, const std::string& halo_method)
+      : layout_(decomposition.layout()),
+        compute_(backend),
+        halo_stream_(backend, stream_priority::high),
+        current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
+        next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
+        staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
+        halo_(decomposition, backend, pool, sizeof(T), halo_method),
+        regions_(split_for_overlap(layout_, 1)),
+        compute_done_(backend),
+        halo_done_(backend) {}
+
+  /// @brief The rank's layout.
+  [[nodiscard]] const field_layout& layout() const noexcept { return layout_; }
+  /// @brief The field at the current step (device memory).
+  [[nodiscard]] T* current() const noexcept { return current_.data(); }
+  /// @brief The other buffer (written by the next step).
+  [[nodiscard]] T* next() const noexcept { return next_.data(); }
+  /// @brief The compute stream (initialisation and downloads run here too).
+  [[nodiscard]] stream_view compute_stream() const noexcept { return compute_; }
+  /// @brief Per-neighbour halo paths for the plan.
+  [[nodiscard]] std::vector<std::string> halo_paths() const { return halo_.paths(); }
+  /// @brief Bytes of device memory held for the two buffers.
+  [[nodiscard]] std::size_t bytes() const noexcept {
+    return 2 * static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T);
+  }
+
+  /**
+   * @brief Advances one step with overlap, then swaps the buffers.
+   * @param update the stencil
+   * @return seconds this rank's host spent in the halo exchange calls
+   */
+  double step(const update_fn& update) {
+    // The inner update writes `next`, which the previous boundary update read as `current`.
+    wait_event(compute_, halo_done_.view());
+    const auto t0 = std::chrono::steady_clock::now();
+    halo_.begin(halo_stream_, current_.data());
+    const auto t1 = std::chrono::steady_clock::now();
+    update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
+    const auto t2 = std::chrono::steady_clock::now();
+    halo_.finish(halo_stream_, current_.data());
+    const auto t3 = std::chrono::steady_clock::now();
+    for (const box& slab : regions_.boundary) {
+      update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
+    }
+    halo_done_.record(halo_stream_);
+    compute_done_.record(compute_);
+    // The next exchange packs the buffer the inner update is writing now.
+    wait_event(halo_stream_, compute_done_.view());
+    std::swap(current_, next_);
+    return std::chrono::duration<double>((t1 - t0) + (t3 - t2)).count();
+  }
+
+  /**
+   * @brief Copies the current field (halo included) to the host staging buffer.
+   * @return the staging buffer, valid until the next download()
+   */
+  [[nodiscard]] T* download() {
+    synchronize();
+    copy_async(compute_, staging_.data(), current_.data(), staging_.size());
+    compute_.synchronize();
+    return static_cast<T*>(staging_.data());
+  }
+
+  /// @brief The host staging buffer (fill it, then upload()).
+  [[nodiscard]] T* staging() const noexcept { return static_cast<T*>(staging_.data()); }
+
+  /// @brief Copies the staging buffer into the current field.
+  void upload() {
+    synchronize();
+    copy_async(compute_, current_.data(), staging_.data(), staging_.size());
+    compute_.synchronize();
+  }
+
+  /// @brief Waits for all work of both streams.
+  void synchronize() {
+    compute_.synchronize();
+    halo_stream_.synchronize();
+  }
+
+ private:
+  field_layout layout_;
+  stream compute_;
+  stream halo_stream_;
+  device_buffer<T> current_;
+  device_buffer<T> next_;
+  pinned_buffer staging_;
+  halo_link halo_;
+  overlap_regions regions_;
+  event compute_done_;
+  event halo_done_;
+};
+
+}  // namespace funnel::stencil

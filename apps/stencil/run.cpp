@@ -1,0 +1,197 @@
+#include "run.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+
+#include "field_dump.hpp"
+#include "funnel/config.hpp"
+#include "funnel/error.hpp"
+#include "funnel/kernels/implementation.hpp"
+#include "funnel/runtime/backend_kind.hpp"
+#include "plan.hpp"
+#include "progress.hpp"
+#include "solver.hpp"
+#include "summary.hpp"
+
+namespace funnel::stencil {
+namespace {
+
+/// --kernel, or the backend's own implementation; checked against the backend and the build.
+std::string resolve_kernel(const options& opts, backend_kind backend) {
+  const std::string name = opts.kernel.value_or(backend == backend_kind::cuda ? "cuda" : "host");
+  const auto impl = kernels::parse_implementation(name);
+  if (impl == kernels::implementation::cuda && backend != backend_kind::cuda) {
+    throw invalid_argument(
+        "--kernel 'cuda' is not valid with the host backend: expected "
+        "host|kokkos (or --backend cuda)");
+  }
+  if (impl == kernels::implementation::host && backend == backend_kind::cuda) {
+    throw invalid_argument(
+        "--kernel 'host' is not valid with the cuda backend (the field is in "
+        "device memory): expected cuda|kokkos (or --backend host)");
+  }
+  if (!kernels::implementation_compiled(impl)) {
+    throw unsupported("--kernel '" + name + "' is not compiled into this build: rebuild with " +
+                      (impl == kernels::implementation::kokkos ? "FUNNEL_ENABLE_KOKKOS=ON"
+                                                               : "FUNNEL_ENABLE_CUDA=ON"));
+  }
+  return name;
+}
+
+/// Number of shared-memory domains (nodes) among the ranks.
+int count_nodes(MPI_Comm comm) {
+  MPI_Comm node = MPI_COMM_NULL;
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
+  FUNNEL_MPI_TRY(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+                 "run");
+  int node_rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(node, &node_rank), "run");
+  MPI_Comm_free(&node);
+  int leaders = node_rank == 0 ? 1 : 0;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &leaders, 1, MPI_INT, MPI_SUM, comm), "run");
+  return leaders;
+}
+
+/// The pool of the field: one place decides its options.
+memory_pool_options field_pool_options() {
+  memory_pool_options o;
+  o.name = "funnel-stencil-field";
+  return o;
+}
+
+plan_info gather_plan(const options& opts, const std::string& backend, const std::string& kernel,
+                      int nodes, const cartesian_decomposition& d, const solver& s) {
+  plan_info p;
+  p.version = FUNNEL_VERSION;
+  p.problem = to_string(opts.problem);
+  p.dtype = to_string(*opts.dtype);
+  p.mode = to_string(opts.mode);
+  p.backend = backend;
+  p.kernel = kernel;
+  p.global_cells = d.global_cells();
+  p.first_step = s.step();
+  p.last_step = *opts.steps;
+  p.ranks = d.size();
+  p.nodes = nodes;
+  p.mps = "n/a";
+  p.dims = d.dims();
+  p.smallest_box = d.box_of(0).extents();
+  p.largest_box = p.smallest_box;
+  for (int r = 1; r < d.size(); ++r) {
+    const index3 e = d.box_of(r).extents();
+    if (e[0] * e[1] * e[2] < p.smallest_box[0] * p.smallest_box[1] * p.smallest_box[2]) {
+      p.smallest_box = e;
+    }
+    if (e[0] * e[1] * e[2] > p.largest_box[0] * p.largest_box[1] * p.largest_box[2]) {
+      p.largest_box = e;
+    }
+  }
+  unsigned long long bytes = s.field_bytes();
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &bytes, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, d.comm()),
+                 "run");
+  p.bytes_per_rank = bytes;
+  const auto paths = s.halo_paths();
+  int links[2] = {0, 0};
+  for (const auto& path : paths) {
+    links[path.find("ipc") != std::string::npos ? 1 : 0] += 1;
+  }
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, links, 2, MPI_INT, MPI_SUM, d.comm()), "run");
+  p.mpi_links = links[0];
+  p.ipc_links = links[1];
+  p.rank0_paths = paths;
+  return p;
+}
+
+}  // namespace
+
+run_config prepare(const std::vector<std::string>& args) {
+  run_config config;
+  config.opts = parse_options(args);
+  if (config.opts.help || config.opts.version) return config;
+  config.backend = select_backend(config.opts.backend);
+  resolve_defaults(config.opts, config.backend == backend_kind::cuda);
+  config.kernel = resolve_kernel(config.opts, config.backend);
+  if (config.opts.mode == run_mode::streamed) {
+    throw unsupported("--mode 'streamed' is not available in this build yet: expected resident");
+  }
+  return config;
+}
+
+int run(const run_config& config, MPI_Comm comm) {
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
+  const options& opts = config.opts;
+  const backend_kind backend = config.backend;
+  const std::string& kernel = config.kernel;
+  const int nodes = count_nodes(comm);
+  const bool print = rank == 0 && !opts.quiet;
+
+  const cartesian_decomposition decomposition = make_decomposition(comm, opts);
+  memory_pool pool(backend, field_pool_options());
+  run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
+  const auto s = make_solver(setup);
+  s->initialize();
+
+  const plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  if (rank == 0) {
+    std::fputs(format_plan(plan).c_str(), stdout);
+    std::fflush(stdout);
+  }
+
+  run_summary summary;
+  summary.first_step = s->step();
+  const std::int64_t last_step = *opts.steps;
+  const index3 global = decomposition.global_cells();
+  progress_meter progress(stdout, s->step(), last_step,
+                          static_cast<double>(global[0] * global[1] * global[2]), print,
+                          isatty(fileno(stdout)) != 0);
+  double halo_seconds = 0.0;
+  FUNNEL_MPI_TRY(MPI_Barrier(comm), "run");
+  const double start = MPI_Wtime();
+  while (s->step() < last_step && !s->converged()) {
+    halo_seconds += s->advance();
+    s->check();
+    progress.update(s->step());
+  }
+  s->host_field();  // waits for the last step
+  double times[2] = {MPI_Wtime() - start, halo_seconds};
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, comm), "run");
+  progress.finish();
+
+  summary.version = FUNNEL_VERSION;
+  summary.problem = to_string(opts.problem);
+  summary.dtype = to_string(*opts.dtype);
+  summary.backend = to_string(backend);
+  summary.kernel = kernel;
+  summary.mode = to_string(opts.mode);
+  summary.ranks = decomposition.size();
+  summary.nodes = nodes;
+  summary.dims = decomposition.dims();
+  summary.global_cells = global;
+  summary.last_step = s->step();
+  summary.seconds = times[0];
+  summary.halo_seconds = times[1];
+  summary.element_size = s->element_size();
+  s->finish(summary);
+  const pool_statistics stats = pool.statistics();
+  unsigned long long high[2] = {stats.reserved_high, stats.used_high};
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, high, 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+                 "run");
+  summary.pool_reserved_high = high[0];
+  summary.pool_used_high = high[1];
+
+  if (!opts.field_dump.empty()) {
+    write_field_dump(decomposition, s->host_field(), s->element_size(), opts.field_dump);
+  }
+  if (rank == 0) {
+    std::printf("%s\n", format_summary(summary).c_str());
+    std::fflush(stdout);
+    if (!opts.summary.empty()) write_summary_file(opts.summary, summary);
+  }
+  return exit_success;
+}
+
+}  // namespace funnel::stencil

@@ -1,0 +1,44 @@
+/**
+ * @file run.hpp
+ * @brief One funnel-stencil run from resolved options to the summary.
+ */
+#pragma once
+
+#include <mpi.h>
+
+#include <string>
+#include <vector>
+
+#include "funnel/runtime/backend_kind.hpp"
+#include "options.hpp"
+
+namespace funnel::stencil {
+
+/// @brief The options with every default and choice resolved.
+struct run_config {
+  options opts;                               ///< resolved options
+  backend_kind backend = backend_kind::host;  ///< backend the field lives on
+  std::string kernel;                         ///< kernel implementation name
+};
+
+/**
+ * @brief Parses the arguments and resolves backend, defaults and kernel (no MPI calls, the
+ * same result on every rank), so every usage error is found before any collective.
+ * @param args the arguments after the program name
+ * @throw funnel::invalid_argument / funnel::unsupported with one line for the user
+ */
+[[nodiscard]] run_config prepare(const std::vector<std::string>& args);
+
+/// @brief Exit status of a run that completed its steps.
+constexpr int exit_success = 0;
+
+/**
+ * @brief Runs the simulation the configuration describes (collective over `comm`).
+ * @param config the prepared configuration
+ * @param comm all ranks of the run
+ * @return the process exit status (exit_success, or the requeue code after a signal)
+ * @throw funnel::error (any subtype) on failure; main aborts the job
+ */
+[[nodiscard]] int run(const run_config& config, MPI_Comm comm);
+
+}  // namespace funnel::stencil

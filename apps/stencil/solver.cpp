@@ -1,0 +1,22 @@
+#include "solver.hpp"
+
+#include "solvers.hpp"
+
+namespace funnel::stencil {
+
+cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
+  const index3 n = opts.n.value();
+  if (opts.problem == problem_kind::jacobi2d) {
+    // The reference grid's first/last columns and rows are our halo; rows wrap around.
+    return cartesian_decomposition(comm, index3{n[0] - 2, n[1] - 2, 1}, 1,
+                                   {opts.dims[0], opts.dims[1], 1}, {false, true, false});
+  }
+  return cartesian_decomposition(comm, n, 1, opts.dims);
+}
+
+std::unique_ptr<solver> make_solver(const run_setup& setup) {
+  if (setup.opts->problem == problem_kind::jacobi2d) return make_jacobi2d_solver(setup);
+  return make_heat3d_solver(setup);
+}
+
+}  // namespace funnel::stencil

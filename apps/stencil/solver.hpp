@@ -1,0 +1,88 @@
+/**
+ * @file solver.hpp
+ * @brief What the run loop needs from a problem: step, check, hand its field to I/O.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "options.hpp"
+#include "summary.hpp"
+
+namespace funnel::stencil {
+
+/// @brief The run-wide facts every solver is built from.
+struct run_setup {
+  const options* opts = nullptr;                           ///< resolved options
+  backend_kind backend = backend_kind::host;               ///< where the field lives
+  std::string kernel;                                      ///< cuda | host | kokkos
+  const cartesian_decomposition* decomposition = nullptr;  ///< the split
+  memory_pool* pool = nullptr;                             ///< the field's pool
+  bool print = false;                                      ///< this rank prints (rank 0, not quiet)
+};
+
+/**
+ * @brief One problem's time stepping on one rank (collective members: every rank calls them
+ * in the same order).
+ */
+class solver {
+ public:
+  virtual ~solver() = default;
+
+  /// @brief Sets the initial condition at step 0.
+  virtual void initialize() = 0;
+  /**
+   * @brief Replaces the field with a host copy (restart): `fill` writes the interior of the
+   * given host array (allocated layout, halo already initialised).
+   * @param step step of the restored field
+   * @param fill callback writing the interior
+   */
+  virtual void restore(std::int64_t step, const std::function<void(void* host)>& fill) = 0;
+  /// @brief Advances one step. @return host seconds spent in the halo exchange.
+  virtual double advance() = 0;
+  /// @brief Steps done so far (the step the field belongs to).
+  [[nodiscard]] virtual std::int64_t step() const = 0;
+  /// @brief Simulated time of the field.
+  [[nodiscard]] virtual double time() const = 0;
+  /// @brief True when the problem stops early (jacobi2d: norm at or below the tolerance).
+  [[nodiscard]] virtual bool converged() const = 0;
+  /// @brief Periodic check after a step (heat3d error every --check-every steps).
+  virtual void check() = 0;
+  /// @brief Final figures (error or norm) into the summary.
+  virtual void finish(run_summary& summary) = 0;
+  /// @brief The current field on the host (allocated layout). Valid until the next call.
+  [[nodiscard]] virtual const void* host_field() = 0;
+  /// @brief Bytes per cell value.
+  [[nodiscard]] virtual std::size_t element_size() const = 0;
+  /// @brief Name of the field in snapshots and checkpoints.
+  [[nodiscard]] virtual std::string field_name() const = 0;
+  /// @brief Grid spacing along x, y, z (snapshot and checkpoint attributes).
+  [[nodiscard]] virtual std::array<double, 3> spacing() const = 0;
+  /// @brief Per-neighbour halo paths for the plan.
+  [[nodiscard]] virtual std::vector<std::string> halo_paths() const = 0;
+  /// @brief Device bytes this rank holds for the field.
+  [[nodiscard]] virtual std::size_t field_bytes() const = 0;
+};
+
+/**
+ * @brief The decomposition a problem needs (global cells, halo 1, periodic axes).
+ * @param comm all ranks
+ * @param opts resolved options
+ */
+[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts);
+
+/**
+ * @brief Builds the solver for opts.problem / opts.dtype in resident mode.
+ * @param setup run-wide facts
+ */
+[[nodiscard]] std::unique_ptr<solver> make_solver(const run_setup& setup);
+
+}  // namespace funnel::stencil

@@ -1,0 +1,92 @@
+/**
+ * @file summary.hpp
+ * @brief What a run did and how fast: the human summary and the --summary JSON.
+ */
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "funnel/decomposition/box.hpp"
+
+namespace funnel::stencil {
+
+/// @brief Error of the field against the exact solution (heat3d).
+struct error_report {
+  double max_abs = 0.0;  ///< largest |u - exact| over the global interior
+  double l2 = 0.0;       ///< root mean square of u - exact over the global interior
+};
+
+/// @brief Figures of the streamed mode's pipeline (absent in resident mode).
+struct pipeline_report {
+  double efficiency = 0.0;       ///< max(T_H2D, T_D2H, T_kernel) / T_pass, averaged
+  double h2d_bytes_per_s = 0.0;  ///< host-to-device link bandwidth achieved
+  double d2h_bytes_per_s = 0.0;  ///< device-to-host link bandwidth achieved
+  std::string choice;            ///< streams / chunks / steps per pass used
+};
+
+/**
+ * @brief Everything the summaries report. Rates use the steps this invocation ran.
+ */
+struct run_summary {
+  std::string version;                      ///< funnel version
+  std::string problem;                      ///< heat3d | jacobi2d
+  std::string dtype;                        ///< float | double
+  std::string backend;                      ///< host | cuda
+  std::string kernel;                       ///< cuda | host | kokkos
+  std::string mode;                         ///< resident | streamed
+  int ranks = 1;                            ///< MPI ranks
+  int nodes = 1;                            ///< nodes (shared-memory domains)
+  std::array<int, 3> dims{1, 1, 1};         ///< ranks along x, y, z
+  index3 global_cells{1, 1, 1};             ///< interior cells of the whole grid
+  std::int64_t first_step = 0;              ///< step the run started at (> 0 after a restart)
+  std::int64_t last_step = 0;               ///< step the run ended at
+  bool interrupted = false;                 ///< stopped early by SIGTERM/SIGUSR1 (checkpointed)
+  double seconds = 0.0;                     ///< wall time of the step loop (slowest rank)
+  double halo_seconds = 0.0;                ///< time spent waiting for halos (slowest rank)
+  std::size_t element_size = 8;             ///< bytes per cell value
+  std::optional<error_report> error;        ///< heat3d: error at the final step
+  std::optional<double> final_norm;         ///< jacobi2d: last L2 norm computed
+  std::size_t pool_reserved_high = 0;       ///< largest reserved high-water mark of any rank's pool
+  std::size_t pool_used_high = 0;           ///< largest used high-water mark of any rank's pool
+  std::optional<pipeline_report> pipeline;  ///< streamed mode figures
+  double output_seconds = 0.0;              ///< time in snapshots and checkpoints (rank 0)
+
+  /// @brief Steps run by this invocation.
+  [[nodiscard]] std::int64_t steps() const noexcept { return last_step - first_step; }
+  /// @brief Cell updates per step over the whole grid.
+  [[nodiscard]] double cells() const noexcept {
+    return static_cast<double>(global_cells[0]) * static_cast<double>(global_cells[1]) *
+           static_cast<double>(global_cells[2]);
+  }
+  /// @brief Global cell updates per second.
+  [[nodiscard]] double cell_updates_per_second() const noexcept;
+  /// @brief Effective memory bandwidth: 2 * cells * sizeof(T) bytes per step over the time.
+  [[nodiscard]] double effective_bandwidth() const noexcept;
+  /// @brief Share of the step loop spent waiting for halos (0..1).
+  [[nodiscard]] double halo_share() const noexcept;
+};
+
+/**
+ * @brief The human summary (a few lines, no trailing blank line).
+ * @param summary the figures
+ */
+[[nodiscard]] std::string format_summary(const run_summary& summary);
+
+/**
+ * @brief The JSON summary (one object, keys documented in docs/stencil.md).
+ * @param summary the figures
+ */
+[[nodiscard]] std::string to_json(const run_summary& summary);
+
+/**
+ * @brief Writes to_json(summary) to `path` (replacing it).
+ * @param path file to write
+ * @param summary the figures
+ * @throw funnel::system_error when the file cannot be written
+ */
+void write_summary_file(const std::string& path, const run_summary& summary);
+
+}  // namespace funnel::stencil

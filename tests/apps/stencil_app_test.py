@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Runs funnel-stencil under real mpirun and checks what it computes (driver for ctest).
+
+  [opts] equal -- RANKS ARGS... the field of RANKS ranks is bitwise the field of 1 rank
+  order  -- ARGS...         heat3d error falls at second order in space (observed order in
+                            [1.8, 2.2] for h -> h/2 at a fixed final time)
+  bad-args                  each bad argument: non-zero exit, one clear line, no hang
+Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...] [--workdir DIR]
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+TIMEOUT = 120
+
+
+def mpirun(ctx, ranks, args, check=True):
+    cmd = [ctx.mpiexec, ctx.np_flag, str(ranks)] + ctx.preflags + [ctx.app] + args
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          timeout=TIMEOUT, cwd=ctx.workdir)
+    if check and proc.returncode != 0:
+        sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+def dump(ctx, ranks, args, name):
+    path = os.path.join(ctx.workdir, name)
+    if os.path.exists(path):
+        os.remove(path)
+    out = mpirun(ctx, ranks, args + ["--quiet", "--field-dump", path]).stdout
+    with open(path, "rb") as f:
+        data = f.read()
+    if not data:
+        sys.exit(f"FAILED: {name} is empty")
+    return data, out
+
+
+def cmd_equal(ctx, rest):
+    ranks = int(rest[0])
+    args = rest[1:]
+    # The reference always runs with one rank and MPI's own split; drop --dims for it.
+    ref_args = []
+    skip = False
+    for a in args:
+        if skip:
+            skip = False
+            continue
+        if a == "--dims":
+            skip = True
+            continue
+        ref_args.append(a)
+    reference, ref_out = dump(ctx, 1, ref_args, "reference.bin")
+    split, split_out = dump(ctx, ranks, args, f"split-{ranks}.bin")
+    print(split_out)
+    if len(reference) != len(split):
+        sys.exit(f"FAILED: {len(split)} bytes with {ranks} ranks, {len(reference)} with 1 rank")
+    if reference != split:
+        first = next(i for i in range(len(split)) if split[i] != reference[i])
+        sys.exit(f"FAILED: fields differ from byte {first} on ({ranks} ranks vs 1 rank)")
+    # The fields must not be trivially equal (e.g. all zero).
+    if reference.count(0) == len(reference):
+        sys.exit("FAILED: the field is all zero")
+    print(f"OK: {len(split)} bytes equal bitwise between {ranks} ranks and 1 rank")
+
+
+def summary(ctx, ranks, args, name):
+    path = os.path.join(ctx.workdir, name)
+    mpirun(ctx, ranks, args + ["--quiet", "--summary", path])
+    with open(path) as f:
+        return json.load(f)
+
+
+def cmd_order(ctx, rest):
+    ranks = int(rest[0])
+    args = rest[1:]
+    # h = 1/(N+1) halves from level to level; dt ~ h^2, so 4x the steps keeps the final time.
+    levels = [(15, 40), (31, 160), (63, 640)]
+    errors = []
+    for n, steps in levels:
+        s = summary(ctx, ranks, args + ["--n", f"{n},{n},{n}", "--steps", str(steps)],
+                    f"order-{n}.json")
+        errors.append(s["error"]["l2"])
+        print(f"N={n} steps={steps} L2 error {s['error']['l2']:.6e} max {s['error']['max_abs']:.6e}")
+    ok = True
+    for coarse, fine in zip(errors, errors[1:]):
+        order = math.log2(coarse / fine)
+        print(f"observed order {order:.3f}")
+        ok = ok and 1.8 <= order <= 2.2
+    if not ok:
+        sys.exit("FAILED: observed order outside [1.8, 2.2]")
+
+
+BAD_ARGS = [
+    (["--steps", "abc"], "--steps 'abc' is not valid"),
+    (["--n", "0,4,4"], "--n '0,4,4' is not valid"),
+    (["--problem", "heat2d"], "heat3d|jacobi2d"),
+    (["--dtype", "half"], "float|double"),
+    (["--backend", "gpu"], "auto|cuda|host"),
+    (["--frobnicate"], "unknown option '--frobnicate'"),
+    (["--problem", "jacobi2d", "--dtype", "double"], "--dtype 'double'"),
+    (["--backend", "host", "--kernel", "cuda"], "--kernel 'cuda'"),
+    (["--backend", "host", "--n", "8,8,8", "--dims", "3,1,1"], "must equal"),
+    (["--backend", "host", "--n", "1,8,8", "--dims", "2,1,1"], "only 1 cell"),
+    (["--chunks", "3"], "--mode streamed"),
+    (["--config", "/nonexistent/funnel.conf"], "--config '/nonexistent/funnel.conf'"),
+]
+
+
+def cmd_bad_args(ctx, rest):
+    ranks = int(rest[0]) if rest else 2
+    failures = []
+    for args, fragment in BAD_ARGS:
+        try:
+            proc = mpirun(ctx, ranks, args + ["--steps", "1"] if "--steps" not in args else args,
+                          check=False)
+        except subprocess.TimeoutExpired:
+            failures.append(f"{args}: hung (no exit within {TIMEOUT} s)")
+            continue
+        lines = [l for l in proc.stderr.splitlines() if l.startswith("funnel-stencil:")]
+        print(f"{' '.join(args)} -> exit {proc.returncode}: {lines[:1]}")
+        if proc.returncode == 0:
+            failures.append(f"{args}: exit status 0")
+        elif not any(fragment in l for l in lines):
+            failures.append(f"{args}: no 'funnel-stencil:' line with '{fragment}' in:\n"
+                            f"{proc.stderr}")
+        elif "--" in fragment and len(lines) != 1:
+            # Option errors are reported once, by one rank.
+            failures.append(f"{args}: {len(lines)} error lines, expected 1:\n{proc.stderr}")
+    if failures:
+        sys.exit("FAILED:\n" + "\n".join(failures))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("command", choices=["equal", "order", "bad-args"])
+    parser.add_argument("--app", required=True)
+    parser.add_argument("--mpiexec", required=True)
+    parser.add_argument("--np-flag", default="-np")
+    parser.add_argument("--preflags", default="")
+    parser.add_argument("--workdir", default=None)
+    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    ctx = parser.parse_args()
+    ctx.preflags = ctx.preflags.split()
+    rest = ctx.rest[1:] if ctx.rest and ctx.rest[0] == "--" else ctx.rest
+    with tempfile.TemporaryDirectory(prefix="funnel-stencil-test-") as tmp:
+        ctx.workdir = ctx.workdir or tmp
+        {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args}[ctx.command](ctx, rest)
+
+
+if __name__ == "__main__":
+    main()

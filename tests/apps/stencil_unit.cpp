@@ -1,0 +1,243 @@
+// Unit tests of funnel-stencil's pieces: options and --config, overlap regions, summary JSON,
+// plan printout.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "funnel/error.hpp"
+#include "options.hpp"
+#include "plan.hpp"
+#include "regions.hpp"
+#include "summary.hpp"
+
+namespace fs = funnel::stencil;
+
+namespace {
+
+fs::options parse(std::vector<std::string> args) { return fs::parse_options(args); }
+
+/// The message of the invalid_argument `args` raise ("" when none is raised).
+std::string parse_error(std::vector<std::string> args) {
+  try {
+    fs::options o = fs::parse_options(args);
+    fs::resolve_defaults(o, false);
+  } catch (const funnel::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string temp_file(const std::string& text) {
+  const std::string path =
+      ::testing::TempDir() + "stencil_unit_" + std::to_string(std::random_device{}()) + ".conf";
+  std::ofstream(path) << text;
+  return path;
+}
+
+}  // namespace
+
+TEST(StencilOptions, LongOptionsBothSpellings) {
+  const auto o = parse({"--problem", "heat3d", "--n=12,10,8", "--steps", "7", "--dtype=float",
+                        "--dims", "2,1,3", "--check-every", "3", "--quiet"});
+  EXPECT_EQ(o.problem, fs::problem_kind::heat3d);
+  EXPECT_EQ(*o.n, (funnel::index3{12, 10, 8}));
+  EXPECT_EQ(*o.steps, 7);
+  EXPECT_EQ(*o.dtype, fs::scalar_type::float32);
+  EXPECT_EQ(o.dims, (std::array<int, 3>{2, 1, 3}));
+  EXPECT_EQ(*o.check_every, 3);
+  EXPECT_TRUE(o.quiet);
+}
+
+TEST(StencilOptions, JacobiReferenceSpellingSelectsJacobi) {
+  const auto o = parse({"-nx", "130", "-ny", "66", "-niter", "50", "-nccheck", "5"});
+  EXPECT_EQ(o.problem, fs::problem_kind::jacobi2d);
+  EXPECT_EQ(*o.n, (funnel::index3{130, 66, 1}));
+  EXPECT_EQ(*o.steps, 50);
+  EXPECT_EQ(*o.check_every, 5);
+  // A missing -ny takes -nx's value, as the reference's defaults are square.
+  EXPECT_EQ(*parse({"-nx", "40"}).n, (funnel::index3{40, 40, 1}));
+}
+
+TEST(StencilOptions, DefaultsDependOnBackendAndProblem) {
+  auto host = parse({});
+  fs::resolve_defaults(host, false);
+  auto gpu = parse({});
+  fs::resolve_defaults(gpu, true);
+  EXPECT_LT((*host.n)[0], (*gpu.n)[0]);
+  EXPECT_EQ(*host.dtype, fs::scalar_type::float64);
+  auto jacobi = parse({"--problem", "jacobi2d"});
+  fs::resolve_defaults(jacobi, false);
+  EXPECT_EQ(*jacobi.dtype, fs::scalar_type::float32);
+  EXPECT_EQ(*jacobi.check_every, 1);
+  EXPECT_EQ((*jacobi.n)[2], 1);
+}
+
+TEST(StencilOptions, RestartTakesAnOptionalValue) {
+  EXPECT_EQ(*parse({"--restart"}).restart, "");
+  EXPECT_EQ(*parse({"--restart", "--quiet"}).restart, "");
+  EXPECT_EQ(*parse({"--restart", "ckpt/ckpt-00000010"}).restart, "ckpt/ckpt-00000010");
+  EXPECT_FALSE(parse({}).restart.has_value());
+}
+
+TEST(StencilOptions, ConfigFileIsOverriddenByCommandLine) {
+  const auto path =
+      temp_file("# a run\nproblem = heat3d\nn = 8,9,10   # cells\nsteps = 4\nquiet = true\n\n");
+  const auto o = parse({"--steps", "11", "--config", path});
+  EXPECT_EQ(*o.n, (funnel::index3{8, 9, 10}));
+  EXPECT_EQ(*o.steps, 11);
+  EXPECT_TRUE(o.quiet);
+  std::remove(path.c_str());
+}
+
+TEST(StencilOptions, ConfigTextRoundTrips) {
+  auto o = parse({"--n", "6,7,8", "--steps", "9", "--dtype", "float", "--dims", "1,2,1"});
+  fs::resolve_defaults(o, false);
+  const auto path = temp_file(fs::to_config_text(o));
+  auto back = parse({"--config", path});
+  fs::resolve_defaults(back, false);
+  EXPECT_EQ(*back.n, *o.n);
+  EXPECT_EQ(*back.steps, *o.steps);
+  EXPECT_EQ(*back.dtype, *o.dtype);
+  EXPECT_EQ(back.dims, o.dims);
+  std::remove(path.c_str());
+}
+
+TEST(StencilOptions, BadValuesNameTheValueAndWhatIsAllowed) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> cases = {
+      {{"--steps", "abc"}, {"--steps 'abc'", "integer >= 0"}},
+      {{"--steps", "-3"}, {"--steps '-3'"}},
+      {{"--n", "0,4,4"}, {"--n '0,4,4'", "positive"}},
+      {{"--n", "4"}, {"--n '4'", "NX,NY"}},
+      {{"--problem", "heat2d"}, {"--problem 'heat2d'", "heat3d|jacobi2d"}},
+      {{"--dtype", "half"}, {"--dtype 'half'", "float|double"}},
+      {{"--backend", "gpu"}, {"--backend 'gpu'", "auto|cuda|host"}},
+      {{"--kernel", "opencl"}, {"--kernel 'opencl'", "cuda|host|kokkos"}},
+      {{"--mode", "fast"}, {"--mode 'fast'", "resident|streamed"}},
+      {{"--halo", "nccl"}, {"--halo 'nccl'", "auto|ipc|mpi"}},
+      {{"--dims", "2,x"}, {"--dims '2,x'"}},
+      {{"--keep", "0"}, {"--keep '0'", ">= 1"}},
+      {{"--frobnicate"}, {"unknown option '--frobnicate'"}},
+      {{"stray"}, {"unexpected argument 'stray'"}},
+      {{"--steps"}, {"--steps", "a value"}},
+      {{"--quiet=maybe"}, {"--quiet 'maybe'"}},
+      {{"--problem", "jacobi2d", "--dtype", "double"}, {"--dtype 'double'", "float"}},
+      {{"--problem", "heat3d", "-nx", "10"}, {"-nx/-ny", "--n"}},
+      {{"-nx", "2"}, {"-nx '2'", ">= 3"}},
+      {{"--chunks", "4"}, {"--chunks", "--mode streamed"}},
+      {{"--config", "/nonexistent/funnel.conf"}, {"--config '/nonexistent/funnel.conf'"}},
+  };
+  for (const auto& [args, fragments] : cases) {
+    const std::string message = parse_error(args);
+    ASSERT_FALSE(message.empty()) << "accepted: " << args.front();
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+    for (const auto& fragment : fragments) {
+      EXPECT_NE(message.find(fragment), std::string::npos)
+          << "'" << message << "' lacks '" << fragment << "'";
+    }
+  }
+}
+
+TEST(StencilOptions, BadConfigLinesNameFileAndLine) {
+  const auto path = temp_file("steps = 3\nthis line has no equals\n");
+  const std::string message = parse_error({"--config", path});
+  EXPECT_NE(message.find(path + ":2"), std::string::npos) << message;
+  const auto unknown = temp_file("speed = 11\n");
+  EXPECT_NE(parse_error({"--config", unknown}).find("unknown key 'speed'"), std::string::npos);
+  std::remove(path.c_str());
+  std::remove(unknown.c_str());
+}
+
+namespace {
+
+/// Counts how often each interior cell is covered by the inner box and the slabs.
+void expect_exact_tiling(const funnel::field_layout& layout) {
+  const auto regions = fs::split_for_overlap(layout, 1);
+  std::vector<int> hits(static_cast<std::size_t>(layout.allocated_cells()), 0);
+  std::vector<funnel::box> all = regions.boundary;
+  all.push_back(regions.inner);
+  for (const auto& b : all) {
+    for (auto k = b.lo[2]; k < b.hi[2]; ++k)
+      for (auto j = b.lo[1]; j < b.hi[1]; ++j)
+        for (auto i = b.lo[0]; i < b.hi[0]; ++i) ++hits[layout.index(i, j, k)];
+  }
+  const auto interior = layout.interior_box();
+  for (std::int64_t k = 0; k < layout.allocated(2); ++k)
+    for (std::int64_t j = 0; j < layout.allocated(1); ++j)
+      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+        const bool inside = i >= interior.lo[0] && i < interior.hi[0] && j >= interior.lo[1] &&
+                            j < interior.hi[1] && k >= interior.lo[2] && k < interior.hi[2];
+        ASSERT_EQ(hits[layout.index(i, j, k)], inside ? 1 : 0) << i << "," << j << "," << k;
+      }
+  // The inner box needs no ghost: it keeps one cell off every face with ghosts.
+  if (!regions.inner.empty()) {
+    for (int a = 0; a < 3; ++a) {
+      if (layout.halo_along(a) == 0) continue;
+      EXPECT_GE(regions.inner.lo[a], interior.lo[a] + 1);
+      EXPECT_LE(regions.inner.hi[a], interior.hi[a] - 1);
+    }
+  }
+}
+
+}  // namespace
+
+TEST(StencilRegions, InnerAndBoundaryTileTheInterior) {
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> extent(1, 7);
+  for (int trial = 0; trial < 50; ++trial) {
+    funnel::field_layout layout;
+    layout.interior = {extent(random), extent(random), trial % 5 == 0 ? 1 : extent(random)};
+    expect_exact_tiling(layout);
+  }
+  funnel::field_layout jacobi;
+  jacobi.interior = {9, 5, 1};
+  expect_exact_tiling(jacobi);
+  EXPECT_EQ(fs::split_for_overlap(jacobi, 1).boundary.size(), 4U);
+}
+
+TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
+  fs::run_summary s;
+  s.version = "9.9.9";
+  s.problem = "heat3d";
+  s.dtype = "double";
+  s.global_cells = {10, 20, 30};
+  s.first_step = 5;
+  s.last_step = 15;
+  s.seconds = 2.0;
+  s.halo_seconds = 0.5;
+  s.element_size = 8;
+  s.error = fs::error_report{1e-3, 2e-4};
+  const std::string json = fs::to_json(s);
+  EXPECT_DOUBLE_EQ(s.cell_updates_per_second(), 6000.0 * 10 / 2.0);
+  EXPECT_DOUBLE_EQ(s.effective_bandwidth(), s.cell_updates_per_second() * 16);
+  EXPECT_DOUBLE_EQ(s.halo_share(), 0.25);
+  for (const char* key : {"\"funnel_version\": \"9.9.9\"", "\"steps\": 10", "\"time_s\": 2",
+                          "\"halo_time_share\": 0.25", "\"max_abs\": 0.001",
+                          "\"global_cells\": [10, 20, 30]", "\"cell_updates_per_s\": 30000"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << " not in " << json;
+  }
+  EXPECT_EQ(json.find("final_norm"), std::string::npos);
+  EXPECT_NE(fs::format_summary(s).find("error vs exact solution"), std::string::npos);
+}
+
+TEST(StencilPlan, NamesRanksDecompositionAndPaths) {
+  fs::plan_info p;
+  p.ranks = 4;
+  p.dims = {2, 2, 1};
+  p.smallest_box = {8, 8, 16};
+  p.largest_box = {9, 8, 16};
+  p.rank0_paths = {"x+ rank 2 mpi"};
+  p.mpi_links = 8;
+  p.gpus = 1;
+  p.ranks_per_gpu = 4;
+  p.mps = "no";
+  p.warnings = {"4 ranks share GPU 0 without MPS"};
+  const std::string text = fs::format_plan(p);
+  for (const char* part : {"ranks 4", "decomposition 2x2x1", "8x8x16 .. 9x8x16", "x+ rank 2 mpi",
+                           "ranks per GPU 4", "MPS no", "WARNING: 4 ranks share"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
+  }
+}
