@@ -134,6 +134,9 @@ float event::elapsed_ms(const event& start, const event& end) {
     return std::chrono::duration<float, std::milli>(end.recorded_at_ - start.recorded_at_).count();
   }
 #if FUNNEL_HAS_CUDA
+  // cudaEventElapsedTime answers cudaErrorNotReady for pending events; callers want the time.
+  start.synchronize();
+  end.synchronize();
   float ms = 0.0F;
   FUNNEL_CUDA_TRY(cudaEventElapsedTime(&ms, start.handle_, end.handle_),
                   "funnel::event::elapsed_ms");

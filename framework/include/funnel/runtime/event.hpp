@@ -85,7 +85,7 @@ class event {
   [[nodiscard]] cuda_event_handle native_handle() const noexcept { return handle_; }
 
   /**
-   * @brief Milliseconds between two recorded events (waits for `end` on the CUDA backend).
+   * @brief Milliseconds between two recorded events (waits for both on the CUDA backend).
    * @param start recorded first
    * @param end recorded after `start`
    * @return elapsed time in milliseconds
