@@ -222,10 +222,10 @@ TEST_P(HaloExchange, EveryGhostHoldsItsNeighboursValueDouble) {
 INSTANTIATE_TEST_SUITE_P(Methods, HaloExchange,
                          ::testing::Values(halo_method::mpi, halo_method::ipc,
                                            halo_method::automatic),
-                         [](const auto& info) {
-                           return info.param == halo_method::automatic
+                         [](const ::testing::TestParamInfo<halo_method>& param_info) {
+                           return param_info.param == halo_method::automatic
                                       ? std::string("automatic")
-                                      : funnel::to_string(info.param);
+                                      : funnel::to_string(param_info.param);
                          });
 
 TEST(HaloExchangeErrors, RejectsMisuse) {

@@ -42,7 +42,8 @@ int tag(int base, int axis, side sender_face) {
 }
 
 bool mpi_is_cuda_aware() noexcept {
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+#if defined(MPIX_CUDA_AWARE_SUPPORT)
+  // The run-time answer, not the macro: the library loaded may differ from the headers'.
   return MPIX_Query_cuda_support() == 1;
 #else
   return false;
