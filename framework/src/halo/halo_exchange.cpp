@@ -18,6 +18,7 @@
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/runtime/stream_operations.hpp"
+#include "funnel/trace/nvtx_range.hpp"
 #include "strided_copy.hpp"
 
 #if __has_include(<mpi-ext.h>)
@@ -182,6 +183,7 @@ class halo_exchange::impl {
   impl& operator=(const impl&) = delete;
 
   void begin(stream_view stream, void* field) {
+    const nvtx_range range("funnel::halo::begin");
     FUNNEL_EXPECTS(!begun_, "halo_exchange::begin called twice without finish");
     FUNNEL_EXPECTS(field != nullptr, "the field pointer is null");
     FUNNEL_EXPECTS(stream.backend() == backend_,
@@ -202,6 +204,7 @@ class halo_exchange::impl {
   }
 
   void finish(stream_view stream) {
+    const nvtx_range range("funnel::halo::finish");
     FUNNEL_EXPECTS(begun_, "halo_exchange::finish called without begin");
     FUNNEL_EXPECTS(stream == stream_, "halo_exchange::finish got another stream than begin");
     begun_ = false;  // an exception below leaves the exchange unusable but not "begun"
