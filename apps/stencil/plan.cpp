@@ -33,7 +33,8 @@ std::string format_plan(const plan_info& p) {
       << cells(p.smallest_box);
   if (p.smallest_box != p.largest_box) out << " .. " << cells(p.largest_box);
   out << ", " << mebibytes(p.bytes_per_rank) << " per rank\n";
-  out << "  halo: " << p.mpi_links << " MPI and " << p.ipc_links << " IPC neighbour links";
+  out << "  halo: " << p.mpi_links << " MPI, " << p.ipc_links << " IPC and " << p.local_links
+      << " local neighbour links";
   if (!p.rank0_paths.empty()) {
     out << "; rank 0:";
     for (const auto& path : p.rank0_paths) out << " [" << path << "]";

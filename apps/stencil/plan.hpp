@@ -38,7 +38,8 @@ struct plan_info {
   std::vector<std::string> rank0_paths;  ///< rank 0's halo path per neighbour
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
-  std::string restart_from;              ///< checkpoint path when restarting
+  int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)
+  std::string restart_from;  ///< checkpoint path when restarting
 };
 
 /**

@@ -8,16 +8,18 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <string>
 #include <utility>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/halo/halo_exchange.hpp"
+#include "funnel/halo/halo_method.hpp"
 #include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
-#include "halo_link.hpp"
 #include "regions.hpp"
 
 namespace funnel::stencil {
@@ -47,6 +49,7 @@ class resident_field {
    * @param decomposition the split (outlives this object)
    * @param pool the pool both buffers come from (outlives this object)
    * @param halo_method --halo value
+   * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method)
@@ -56,7 +59,7 @@ class resident_field {
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
-        halo_(decomposition, backend, pool, sizeof(T), halo_method),
+        halo_(decomposition, backend, pool, sizeof(T), parse_halo_method(halo_method)),
         regions_(split_for_overlap(layout_, 1)),
         compute_done_(backend),
         halo_done_(backend) {}
@@ -70,7 +73,11 @@ class resident_field {
   /// @brief The compute stream (initialisation and downloads run here too).
   [[nodiscard]] stream_view compute_stream() const noexcept { return compute_; }
   /// @brief Per-neighbour halo paths for the plan.
-  [[nodiscard]] std::vector<std::string> halo_paths() const { return halo_.paths(); }
+  [[nodiscard]] std::vector<std::string> halo_paths() const {
+    std::vector<std::string> lines;
+    for (const auto& path : halo_.paths()) lines.push_back(to_string(path));
+    return lines;
+  }
   /// @brief Bytes of device memory held for the two buffers.
   [[nodiscard]] std::size_t bytes() const noexcept {
     return 2 * static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T);
@@ -89,7 +96,7 @@ class resident_field {
     const auto t1 = std::chrono::steady_clock::now();
     update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
     const auto t2 = std::chrono::steady_clock::now();
-    halo_.finish(halo_stream_, current_.data());
+    halo_.finish(halo_stream_);
     const auto t3 = std::chrono::steady_clock::now();
     for (const box& slab : regions_.boundary) {
       update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
@@ -136,7 +143,7 @@ class resident_field {
   device_buffer<T> current_;
   device_buffer<T> next_;
   pinned_buffer staging_;
-  halo_link halo_;
+  halo_exchange halo_;
   overlap_regions regions_;
   event compute_done_;
   event halo_done_;

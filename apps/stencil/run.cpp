@@ -55,10 +55,16 @@ int count_nodes(MPI_Comm comm) {
   return leaders;
 }
 
-/// The pool of the field: one place decides its options.
-memory_pool_options field_pool_options() {
+/// The pool of the field: one place decides its options. IPC halos need an exportable pool;
+/// on the host backend that pool is a memfd arena, sized here for both fields, the exchange's
+/// message buffers and the Jacobi accumulators with room to spare.
+memory_pool_options field_pool_options(const options& opts, const field_layout& layout,
+                                       std::size_t element_size) {
   memory_pool_options o;
   o.name = "funnel-stencil-field";
+  o.ipc_exportable = opts.halo != "mpi";
+  const auto field_bytes = static_cast<std::size_t>(layout.allocated_cells()) * element_size;
+  o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, 4 * field_bytes);
   return o;
 }
 
@@ -94,13 +100,16 @@ plan_info gather_plan(const options& opts, const std::string& backend, const std
                  "run");
   p.bytes_per_rank = bytes;
   const auto paths = s.halo_paths();
-  int links[2] = {0, 0};
+  int links[3] = {0, 0, 0};  // mpi, ipc, local
   for (const auto& path : paths) {
-    links[path.find("ipc") != std::string::npos ? 1 : 0] += 1;
+    const bool ipc = path.find(" ipc") != std::string::npos;
+    const bool local = path.find(" local") != std::string::npos;
+    links[ipc ? 1 : local ? 2 : 0] += 1;
   }
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, links, 2, MPI_INT, MPI_SUM, d.comm()), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, links, 3, MPI_INT, MPI_SUM, d.comm()), "run");
   p.mpi_links = links[0];
   p.ipc_links = links[1];
+  p.local_links = links[2];
   p.rank0_paths = paths;
   return p;
 }
@@ -130,7 +139,8 @@ int run(const run_config& config, MPI_Comm comm) {
   const bool print = rank == 0 && !opts.quiet;
 
   const cartesian_decomposition decomposition = make_decomposition(comm, opts);
-  memory_pool pool(backend, field_pool_options());
+  memory_pool pool(backend, field_pool_options(opts, decomposition.layout(),
+                                               opts.dtype == scalar_type::float32 ? 4 : 8));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   const auto s = make_solver(setup);
   s->initialize();
