@@ -128,6 +128,10 @@ struct pipeline_engine::state {
         options(o),
         streams{stream(b), stream(b), stream(b), stream(b), stream(b)},
         start(b, event_flags::timing) {}
+  // Frees the slots also when construction fails after allocating them.
+  ~state() { release_slots(); }
+  state(const state&) = delete;
+  state& operator=(const state&) = delete;
 
   [[nodiscard]] int slots() const noexcept { return options.slots; }
   [[nodiscard]] std::size_t bytes(std::int64_t cells) const noexcept {
@@ -162,7 +166,7 @@ struct pipeline_engine::state {
     try {
       for (int b = 0; b < 2 * slots(); ++b) buffers.push_back(pool->allocate(owner, buffer_bytes));
     } catch (const out_of_memory& e) {
-      release_slots();
+      release_slots();  // those allocated before the failure
       throw out_of_memory(
           e.requested_bytes(), pool->name(), e.pool_used_bytes(), e.pool_reserved_bytes(),
           "pipeline slots need " + std::to_string(2 * slots()) + " buffers of " +
@@ -381,9 +385,7 @@ pipeline_engine::pipeline_engine(backend_kind backend, memory_pool& pool, chunk_
   s.copies_out.resize(static_cast<std::size_t>(s.plan.size()));
 }
 
-pipeline_engine::~pipeline_engine() {
-  if (state_) state_->release_slots();
-}
+pipeline_engine::~pipeline_engine() = default;
 
 pass_statistics pipeline_engine::run(const void* in, void* out, const untyped_compute& compute,
                                      trace_recorder* trace, pass_mode mode) {
