@@ -78,7 +78,9 @@ class heat3d_solver final : public solver {
 
   [[nodiscard]] const void* host_field() override { return field_.download(); }
   [[nodiscard]] std::size_t element_size() const override { return sizeof(T); }
-  [[nodiscard]] std::string field_name() const override { return "u"; }
+  [[nodiscard]] std::string field_name() const override {
+    return field_name_of(problem_kind::heat3d);
+  }
   [[nodiscard]] std::array<double, 3> spacing() const override { return {h_, h_, h_}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }

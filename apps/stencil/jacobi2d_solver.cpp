@@ -76,7 +76,9 @@ class jacobi2d_solver final : public solver {
 
   [[nodiscard]] const void* host_field() override { return field_.download(); }
   [[nodiscard]] std::size_t element_size() const override { return sizeof(float); }
-  [[nodiscard]] std::string field_name() const override { return "a"; }
+  [[nodiscard]] std::string field_name() const override {
+    return field_name_of(problem_kind::jacobi2d);
+  }
   [[nodiscard]] std::array<double, 3> spacing() const override { return {1.0, 1.0, 1.0}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }

@@ -10,6 +10,7 @@
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 #include "solver.hpp"
@@ -139,13 +140,22 @@ int run(const run_config& config, MPI_Comm comm) {
   const bool print = rank == 0 && !opts.quiet;
 
   const cartesian_decomposition decomposition = make_decomposition(comm, opts);
+  // A restart is validated before anything is allocated.
+  std::unique_ptr<restart_source> restart;
+  if (opts.restart) {
+    restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
+                                               field_name_of(opts.problem));
+  }
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(),
                                                opts.dtype == scalar_type::float32 ? 4 : 8));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   const auto s = make_solver(setup);
   s->initialize();
+  if (restart) restart->restore(*s, decomposition);
+  run_output output(comm, opts, to_config_text(opts), *s);
 
-  const plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  if (restart) plan.restart_from = restart->path();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
     std::fflush(stdout);
@@ -164,7 +174,12 @@ int run(const run_config& config, MPI_Comm comm) {
   while (s->step() < last_step && !s->converged()) {
     halo_seconds += s->advance();
     s->check();
+    summary.output_seconds += output.after_step(*s, decomposition);
     progress.update(s->step());
+    if (output.stop_requested(*s, decomposition)) {
+      summary.interrupted = true;
+      break;
+    }
   }
   s->host_field();  // waits for the last step
   double times[2] = {MPI_Wtime() - start, halo_seconds};
@@ -201,7 +216,12 @@ int run(const run_config& config, MPI_Comm comm) {
     std::fflush(stdout);
     if (!opts.summary.empty()) write_summary_file(opts.summary, summary);
   }
-  return exit_success;
+  if (summary.interrupted && rank == 0) {
+    std::printf("stopped by a signal at step %lld: checkpoint written, exit status %d (requeue)\n",
+                static_cast<long long>(s->step()), run_output::requeue_exit_code());
+    std::fflush(stdout);
+  }
+  return summary.interrupted ? run_output::requeue_exit_code() : exit_success;
 }
 
 }  // namespace funnel::stencil

@@ -4,6 +4,10 @@
 
 namespace funnel::stencil {
 
+std::string field_name_of(problem_kind problem) {
+  return problem == problem_kind::heat3d ? "u" : "a";
+}
+
 cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
   const index3 n = opts.n.value();
   if (opts.problem == problem_kind::jacobi2d) {

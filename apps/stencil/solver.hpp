@@ -72,6 +72,9 @@ class solver {
   [[nodiscard]] virtual std::size_t field_bytes() const = 0;
 };
 
+/// @brief Name of the problem's field in snapshots and checkpoints ("u" or "a").
+[[nodiscard]] std::string field_name_of(problem_kind problem);
+
 /**
  * @brief The decomposition a problem needs (global cells, halo 1, periodic axes).
  * @param comm all ranks

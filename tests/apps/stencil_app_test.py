@@ -5,6 +5,10 @@
   order  -- ARGS...         heat3d error falls at second order in space (observed order in
                             [1.8, 2.2] for h -> h/2 at a fixed final time)
   bad-args                  each bad argument: non-zero exit, one clear line, no hang
+  restart -- ARGS...        2 ranks write checkpoints, 3 ranks restart from the first one:
+                            the final field is bitwise that of an uninterrupted run
+  signal -- ARGS...         SIGUSR1 to mpirun: checkpoint + exit 75; restart from it is
+                            bitwise equal to an uninterrupted run
 Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...] [--workdir DIR]
 """
 import argparse
@@ -134,9 +138,64 @@ def cmd_bad_args(ctx, rest):
         sys.exit("FAILED:\n" + "\n".join(failures))
 
 
+def cmd_restart(ctx, rest):
+    args = rest
+    ckpt = os.path.join(ctx.workdir, "ckpt")
+    mpirun(ctx, 2, args + ["--quiet", "--steps", "10", "--checkpoint-every", "5",
+                           "--checkpoint-dir", ckpt, "--keep", "3"])
+    first = os.path.join(ckpt, "ckpt-00000005")
+    if not os.path.isdir(first):
+        sys.exit(f"FAILED: no checkpoint {first}: {os.listdir(ckpt)}")
+    uninterrupted, _ = dump(ctx, 1, args + ["--steps", "16"], "uninterrupted.bin")
+    restarted, out = dump(ctx, 3, args + ["--steps", "16", "--restart", first,
+                                          "--checkpoint-dir", os.path.join(ctx.workdir, "c2")],
+                          "restarted.bin")
+    if restarted != uninterrupted:
+        sys.exit("FAILED: restarted field (3 ranks from a 2-rank checkpoint) differs")
+    print("OK: 2 ranks -> checkpoint at step 5 -> 3 ranks to step 16 == 1 rank to step 16")
+
+
+def cmd_signal(ctx, rest):
+    import re
+    import signal
+    import time
+    args = rest
+    ckpt = os.path.join(ctx.workdir, "ckpt")
+    cmd = ([ctx.mpiexec, ctx.np_flag, "2"] + ctx.preflags + [ctx.app] + args +
+           ["--quiet", "--steps", "100000000", "--checkpoint-dir", ckpt])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ctx.workdir)
+    # The plan is printed just before the first step.
+    for line in proc.stdout:
+        if line.startswith("  halo:"):
+            break
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGUSR1)
+    try:
+        out, err = proc.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        sys.exit("FAILED: no exit within the timeout after SIGUSR1")
+    print(out, err)
+    if proc.returncode != 75:
+        sys.exit(f"FAILED: exit status {proc.returncode} after SIGUSR1, expected 75")
+    match = re.search(r"stopped by a signal at step (\d+)", out)
+    if not match:
+        sys.exit("FAILED: no 'stopped by a signal at step N' line")
+    step = int(match.group(1))
+    target = step + 7
+    uninterrupted, _ = dump(ctx, 1, args + ["--steps", str(target)], "uninterrupted.bin")
+    restarted, _ = dump(ctx, 2, args + ["--steps", str(target), "--restart", ckpt,
+                                        "--checkpoint-dir", os.path.join(ctx.workdir, "c2")],
+                        "restarted.bin")
+    if restarted != uninterrupted:
+        sys.exit("FAILED: field restarted from the signal checkpoint differs")
+    print(f"OK: SIGUSR1 at step {step} -> exit 75 -> restart to step {target} is bitwise equal")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["equal", "order", "bad-args"])
+    parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal"])
     parser.add_argument("--app", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
@@ -148,7 +207,9 @@ def main():
     rest = ctx.rest[1:] if ctx.rest and ctx.rest[0] == "--" else ctx.rest
     with tempfile.TemporaryDirectory(prefix="funnel-stencil-test-") as tmp:
         ctx.workdir = ctx.workdir or tmp
-        {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args}[ctx.command](ctx, rest)
+        commands = {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args,
+                    "restart": cmd_restart, "signal": cmd_signal}
+        commands[ctx.command](ctx, rest)
 
 
 if __name__ == "__main__":

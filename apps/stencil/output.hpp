@@ -1,0 +1,96 @@
+/**
+ * @file output.hpp
+ * @brief The app's one connection to funnel::io: snapshots, checkpoints, restart and the
+ * SIGTERM/SIGUSR1 checkpoint-and-exit.
+ */
+#pragma once
+
+#include <mpi.h>
+
+#include <memory>
+#include <string>
+
+#include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "options.hpp"
+#include "solver.hpp"
+
+namespace funnel::stencil {
+
+/// @brief A validated checkpoint to restart from (opened before anything is allocated).
+class restart_source {
+ public:
+  /**
+   * @brief Opens and validates the checkpoint named by --restart against the run (collective).
+   * @param comm all ranks
+   * @param opts resolved options (restart set)
+   * @param global_cells the run's global interior
+   * @param field field name of the problem
+   * @throw funnel::error / funnel::invalid_argument naming the file and what is wrong
+   * @throw funnel::unsupported without HDF5
+   */
+  restart_source(MPI_Comm comm, const options& opts, const index3& global_cells,
+                 const std::string& field);
+  ~restart_source();
+  restart_source(const restart_source&) = delete;
+  restart_source& operator=(const restart_source&) = delete;
+
+  /// @brief Step stored in the checkpoint.
+  [[nodiscard]] std::int64_t step() const;
+  /// @brief Path of the checkpoint file.
+  [[nodiscard]] std::string path() const;
+  /**
+   * @brief Loads the checkpoint into the solver (collective; any decomposition).
+   * @param s the solver
+   * @param decomposition the run's split
+   */
+  void restore(solver& s, const cartesian_decomposition& decomposition) const;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+/**
+ * @brief Snapshots every --output-every steps, checkpoints every --checkpoint-every steps, and
+ * a checkpoint when the job is told to stop.
+ */
+class run_output {
+ public:
+  /**
+   * @param comm all ranks
+   * @param opts resolved options
+   * @param configuration the run configuration stored in checkpoints
+   * @param s the solver (spacing, field name)
+   * @throw funnel::unsupported when output is asked for without HDF5
+   * @throw funnel::error when the checkpoint directory is locked by another run
+   */
+  run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s);
+  ~run_output();
+  run_output(const run_output&) = delete;
+  run_output& operator=(const run_output&) = delete;
+
+  /**
+   * @brief Writes what is due after the step the solver just completed (collective).
+   * @param s the solver
+   * @param decomposition the run's split
+   * @return seconds spent writing
+   */
+  double after_step(solver& s, const cartesian_decomposition& decomposition);
+
+  /**
+   * @brief Collective: true when any rank caught SIGTERM/SIGUSR1; then a checkpoint of the
+   * current step has been written.
+   * @param s the solver
+   * @param decomposition the run's split
+   */
+  bool stop_requested(solver& s, const cartesian_decomposition& decomposition);
+
+  /// @brief Exit status after stop_requested() returned true.
+  [[nodiscard]] static int requeue_exit_code() noexcept;
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace funnel::stencil
