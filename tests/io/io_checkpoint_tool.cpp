@@ -2,6 +2,9 @@
 //
 //   io_checkpoint_tool write  DIR MODE SEED  writes checkpoints of steps latest+1, latest+2, ...
 //                                            until killed; prints "ready" and "wrote <step>"
+//   io_checkpoint_tool signal DIR MODE SEED  steps (10 ms each) until SIGTERM/SIGUSR1 reaches any
+//                                            rank, then checkpoints that step on all ranks and
+//                                            exits with termination_request::requeue_exit_code
 //   io_checkpoint_tool verify DIR MODE SEED  opens DIR's latest checkpoint (all checksums), reads
 //                                            it with this run's decomposition, compares bitwise;
 //                                            prints "step <n> ok"; exits 3 when there is none
@@ -9,13 +12,16 @@
 // MODE is shared or per_rank. The fields of step s are value_at(..., SEED, s).
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <string>
+#include <thread>
 
 #include "funnel/io/checkpoint_reader.hpp"
 #include "funnel/io/checkpoint_writer.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "io_test_support.hpp"
 
 using namespace funnel::io;
@@ -54,6 +60,32 @@ int run_writer(const std::string& dir, file_mode mode, std::int64_t seed, int ra
     if (rank == 0) std::printf("wrote %lld\n", static_cast<long long>(step)), std::fflush(stdout);
   }
   return 0;
+}
+
+int run_until_signal(const std::string& dir, file_mode mode, std::int64_t seed, int rank,
+                     int size) {
+  termination_request request;
+  checkpoint_options opt;
+  opt.directory = dir;
+  opt.problem = "kill-test";
+  opt.mode = mode;
+  checkpoint_writer writer(MPI_COMM_WORLD, opt);
+  const grid_block block = make_block(global, procs_for(size), rank, 1);
+  if (rank == 0) std::printf("ready\n"), std::fflush(stdout);
+  for (std::int64_t step = 1; step <= 3000; ++step) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // one "time step"
+    if (!request.agreed(MPI_COMM_WORLD)) continue;
+    const auto u = make_field<double>(block, seed, step, 0.0);
+    const auto v = make_field<float>(block, seed + 1, step, 0.0F);
+    writer.write(step, static_cast<double>(step), block,
+                 {field_view::of("u", u.data()), field_view::of("v", v.data())});
+    if (rank == 0) {
+      std::printf("checkpointed %lld\n", static_cast<long long>(step));
+      std::fflush(stdout);
+    }
+    return termination_request::requeue_exit_code;
+  }
+  return 1;  // no signal arrived
 }
 
 template <class T>
@@ -97,8 +129,13 @@ int main(int argc, char** argv) {
     const file_mode mode =
         std::string(argv[3]) == "shared" ? file_mode::shared_file : file_mode::file_per_rank;
     const std::int64_t seed = std::stoll(argv[4]);
-    status = command == "write" ? run_writer(argv[2], mode, seed, rank, size)
-                                : run_verifier(argv[2], seed, rank, size);
+    if (command == "write") {
+      status = run_writer(argv[2], mode, seed, rank, size);
+    } else if (command == "signal") {
+      status = run_until_signal(argv[2], mode, seed, rank, size);
+    } else {
+      status = run_verifier(argv[2], seed, rank, size);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     status = 1;
