@@ -10,6 +10,7 @@
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "gpu_binding.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -137,6 +138,7 @@ int run(const run_config& config, MPI_Comm comm) {
   const backend_kind backend = config.backend;
   const std::string& kernel = config.kernel;
   const int nodes = count_nodes(comm);
+  const gpu_binding binding = bind_gpu(comm, backend);
   const bool print = rank == 0 && !opts.quiet;
 
   const cartesian_decomposition decomposition = make_decomposition(comm, opts);
@@ -156,6 +158,10 @@ int run(const run_config& config, MPI_Comm comm) {
 
   plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
+  plan.gpus = binding.gpus;
+  plan.ranks_per_gpu = binding.ranks_per_gpu;
+  plan.mps = binding.mps;
+  plan.warnings = binding.warnings;
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
     std::fflush(stdout);

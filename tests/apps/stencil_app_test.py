@@ -7,6 +7,8 @@
   bad-args                  each bad argument: non-zero exit, one clear line, no hang
   restart -- ARGS...        2 ranks write checkpoints, 3 ranks restart from the first one:
                             the final field is bitwise that of an uninterrupted run
+  gpu -- ARGS...            cuda backend == host within tolerance; 2 and 4 ranks with IPC
+                            halos on one GPU == 1 rank bitwise (exit 77 without a GPU)
   signal -- ARGS...         SIGUSR1 to mpirun: checkpoint + exit 75; restart from it is
                             bitwise equal to an uninterrupted run
 Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...] [--workdir DIR]
@@ -193,9 +195,47 @@ def cmd_signal(ctx, rest):
     print(f"OK: SIGUSR1 at step {step} -> exit 75 -> restart to step {target} is bitwise equal")
 
 
+def read_values(data, dtype):
+    import struct
+    code = "f" if dtype == "float" else "d"
+    return struct.unpack(f"{len(data) // struct.calcsize(code)}{code}", data)
+
+
+def cmd_gpu(ctx, rest):
+    """CUDA backend == host within the kernels' tolerance; IPC halos on one GPU == 1 rank."""
+    import shutil
+    if shutil.which("nvidia-smi") is None or subprocess.run(
+            ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL).returncode != 0:
+        print("skipped: no GPU visible")
+        sys.exit(77)
+    args = rest
+    dtype = "float" if "float" in args or "jacobi2d" in args or "-nx" in args else "double"
+    # The stencil updates are bitwise equal across implementations; only the initial sin()
+    # values of the two math libraries differ by a few ulp, and the explicit steps do not
+    # amplify them (the update is a convex combination).
+    tolerance = 1e-5 if dtype == "float" else 1e-12
+    host, _ = dump(ctx, 1, args + ["--backend", "host"], "host.bin")
+    cuda, out = dump(ctx, 1, args + ["--backend", "cuda"], "cuda.bin")
+    print(out)
+    if len(host) != len(cuda):
+        sys.exit("FAILED: host and cuda fields differ in size")
+    worst = max(abs(a - b) for a, b in zip(read_values(host, dtype), read_values(cuda, dtype)))
+    print(f"max |cuda - host| = {worst:.3e} (tolerance {tolerance:.0e})")
+    if worst > tolerance:
+        sys.exit("FAILED: cuda backend differs from host beyond the tolerance")
+    for ranks in (2, 4):
+        split, out = dump(ctx, ranks, args + ["--backend", "cuda", "--halo", "ipc"],
+                          f"cuda-ipc-{ranks}.bin")
+        print(out)
+        if split != cuda:
+            sys.exit(f"FAILED: {ranks} ranks with IPC halos on the GPU differ from 1 rank")
+        print(f"OK: {ranks} ranks, IPC halos, bitwise equal to 1 rank on the GPU")
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal"])
+    parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal", "gpu"])
     parser.add_argument("--app", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
@@ -208,7 +248,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="funnel-stencil-test-") as tmp:
         ctx.workdir = ctx.workdir or tmp
         commands = {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args,
-                    "restart": cmd_restart, "signal": cmd_signal}
+                    "restart": cmd_restart, "signal": cmd_signal, "gpu": cmd_gpu}
         commands[ctx.command](ctx, rest)
 
 
