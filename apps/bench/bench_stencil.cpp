@@ -1,0 +1,192 @@
+// funnel-bench stencil: heat3d resident on one device against a device-to-device copy of the
+// same field (the bandwidth the stencil could reach), and N ranks splitting one grid on one GPU
+// through funnel-run + funnel-stencil against one rank owning the whole grid.
+#include <string>
+#include <vector>
+
+#include "benchmarks.hpp"
+#include "funnel/error.hpp"
+#include "funnel/kernels/heat3d.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/stream.hpp"
+#include "funnel/runtime/stream_operations.hpp"
+#include "rank_launch.hpp"
+#include "timing.hpp"
+
+namespace funnel::bench {
+namespace {
+
+/// Figures of one resident case: the stencil loop and the copy loop over the same field.
+struct resident_case {
+  samples stencil;
+  samples copy;
+  double stencil_bytes_per_s = 0.0;  // effective: one read + one write per cell update
+  double copy_bytes_per_s = 0.0;     // read + write of the allocated field
+  double cell_updates_per_s = 0.0;
+};
+
+template <class T>
+resident_case measure_resident(const context& ctx, std::int64_t n, long long steps) {
+  const field_layout layout{{n, n, n}, 1};
+  const auto bytes = static_cast<std::size_t>(layout.allocated_cells()) * sizeof(T);
+  stream s(ctx.backend);
+  memory_pool_options options;
+  options.name = "bench-stencil";
+  memory_pool pool(ctx.backend, options);
+  T* a = static_cast<T*>(pool.allocate(s, bytes));
+  T* b = static_cast<T*>(pool.allocate(s, bytes));
+  kernels::heat3d_initialize(s.view(), layout, layout.interior, {0, 0, 0}, a);
+  kernels::heat3d_initialize(s.view(), layout, layout.interior, {0, 0, 0}, b);
+  const kernels::implementation impl = kernels::default_implementation(s);
+  const box interior = layout.interior_box();
+  const std::vector<samples> t =
+      time_interleaved(s, ctx.warmup, ctx.repeat,
+                       {[&] {
+                          for (long long i = 0; i < steps; ++i) {
+                            kernels::heat3d_step(s.view(), impl, layout, a, b, interior,
+                                                 kernels::heat3d_params<T>{T(0.1)});
+                            std::swap(a, b);
+                          }
+                        },
+                        [&] {
+                          for (long long i = 0; i < steps; ++i) copy_async(s, b, a, bytes);
+                        }});
+  pool.deallocate(s, a, bytes);
+  pool.deallocate(s, b, bytes);
+  s.synchronize();
+
+  resident_case out;
+  out.stencil = t[0];
+  out.copy = t[1];
+  const double updates = double(layout.interior_box().cells()) * double(steps);
+  out.cell_updates_per_s = updates / t[0].median();
+  out.stencil_bytes_per_s = 2.0 * sizeof(T) * updates / t[0].median();
+  out.copy_bytes_per_s = 2.0 * double(bytes) * double(steps) / t[1].median();
+  return out;
+}
+
+void resident_part(const context& ctx, outcome& o) {
+  const option_values& opt = *ctx.options;
+  const std::vector<long long> sizes = opt.integers("sizes", 4);
+  const std::vector<std::string> dtypes = opt.choices("dtypes", {"float", "double"});
+  const long long steps = opt.integer("steps");
+  json_value cases = json_value::array();
+  for (const std::string& dtype : dtypes) {
+    for (const long long n : sizes) {
+      json_value c = json_value::object();
+      c.set("dtype", dtype);
+      c.set("n", n);
+      resident_case r;
+      try {
+        r = dtype == "float" ? measure_resident<float>(ctx, n, steps)
+                             : measure_resident<double>(ctx, n, steps);
+      } catch (const out_of_memory& e) {
+        c.set("skipped", std::string("does not fit: ") + e.what());
+        o.notes.push_back(dtype + " " + std::to_string(n) + "^3: does not fit the device");
+        cases.push_back(std::move(c));
+        continue;
+      }
+      comparison row;
+      row.what = "heat3d " + std::to_string(n) + "^3 " + dtype + " vs copy";
+      row.baseline_name = "device-to-device copy";
+      row.baseline = r.copy_bytes_per_s / 1e9;
+      row.funnel_name = "heat3d effective bandwidth";
+      row.funnel = r.stencil_bytes_per_s / 1e9;
+      row.unit = "GB/s";
+      row.ratio = r.stencil_bytes_per_s / r.copy_bytes_per_s;
+      row.target = at_least(0.90);
+      row.goal_applies = ctx.on_gpu();
+      o.rows.push_back(row);
+      c.set("steps", steps);
+      c.set("stencil", r.stencil.to_json());
+      c.set("copy", r.copy.to_json());
+      c.set("cell_updates_per_s", r.cell_updates_per_s);
+      c.set("stencil_bytes_per_s", r.stencil_bytes_per_s);
+      c.set("copy_bytes_per_s", r.copy_bytes_per_s);
+      cases.push_back(std::move(c));
+    }
+  }
+  o.raw.set("resident", std::move(cases));
+}
+
+void shared_part(const context& ctx, outcome& o) {
+  const option_values& opt = *ctx.options;
+  const std::vector<long long> ranks = opt.integers("ranks");
+  const long long n = opt.integer("shared-n", 4);
+  const std::string grid = std::to_string(n) + "," + std::to_string(n) + "," + std::to_string(n);
+  const std::vector<std::string> args = {
+      "--problem", "heat3d",
+      "--n",       grid,
+      "--dtype",   opt.choice("shared-dtype", {"float", "double"}),
+      "--steps",   opt.text("shared-steps")};
+  const launch_mode mode = effective_mode(ctx, launch_mode::funnel_auto);
+  json_value runs = json_value::array();
+  double one_rank = 0.0;
+  for (const long long r : ranks) {
+    const stencil_app_result res = run_stencil_app(ctx, "stencil-shared-" + std::to_string(r),
+                                                   static_cast<int>(r), mode, {}, args);
+    json_value run = json_value::object();
+    run.set("ranks", r);
+    run.set("cell_updates_per_s", res.cell_updates_per_s);
+    run.set("time_s", res.seconds);
+    run.set("wall_s", res.wall_seconds);
+    run.set("summary", res.summary);
+    runs.push_back(std::move(run));
+    if (r == 1) one_rank = res.cell_updates_per_s;
+    if (r == 1 || one_rank <= 0.0) continue;
+    comparison row;
+    row.what = std::to_string(r) + " ranks share " + std::to_string(n) + "^3";
+    row.baseline_name = "1 rank owns the grid";
+    row.baseline = one_rank;
+    row.funnel_name = std::to_string(r) + " ranks via " + to_string(mode);
+    row.funnel = res.cell_updates_per_s;
+    row.unit = "updates/s";
+    row.ratio = res.cell_updates_per_s / one_rank;
+    if (r == 8) row.target = at_least(0.90);
+    row.goal_applies = ctx.on_gpu();
+    o.rows.push_back(row);
+  }
+  if (one_rank <= 0.0) o.notes.push_back("--ranks has no 1: no ratio against one rank");
+  json_value shared = json_value::object();
+  shared.set("n", n);
+  shared.set("launch", to_string(mode));
+  shared.set("runs", std::move(runs));
+  o.raw.set("shared", std::move(shared));
+}
+
+outcome run_stencil(const context& ctx) {
+  outcome o;
+  o.name = "stencil";
+  resident_part(ctx, o);
+  try {
+    shared_part(ctx, o);
+  } catch (const unsupported& e) {
+    o.notes.push_back(std::string("ranks sharing one grid: skipped: ") + e.what());
+    o.raw.set("shared", json_value::object()).set("skipped", std::string(e.what()));
+  }
+  return o;
+}
+
+}  // namespace
+
+benchmark stencil_benchmark() {
+  command_spec spec;
+  spec.name = "stencil";
+  spec.summary =
+      "heat3d resident on one device: effective bandwidth (cell updates x 2 x element size / s)\n"
+      "against a device-to-device copy of the same field in the same run (goal >= 0.90), float\n"
+      "and double; and N ranks splitting one grid on one GPU through funnel-run +\n"
+      "funnel-stencil against one rank owning it (goal >= 0.90 at N = 8).";
+  spec.options = {
+      {"sizes", "LIST", "edges of the resident cubes", "256,512,1024", "12,16"},
+      {"dtypes", "LIST", "element types (float,double)", "float,double", "float,double"},
+      {"steps", "S", "stencil steps (and copies) per timed repetition", "20", "2"},
+      {"ranks", "LIST", "ranks splitting the shared grid", "1,2,4,8", "1,2"},
+      {"shared-n", "N", "edge of the grid the ranks split", "512", "12"},
+      {"shared-dtype", "T", "its element type", "float", "float"},
+      {"shared-steps", "S", "funnel-stencil steps", "200", "3"},
+  };
+  return benchmark{spec, run_stencil};
+}
+
+}  // namespace funnel::bench
