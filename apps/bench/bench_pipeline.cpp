@@ -193,6 +193,7 @@ outcome run_pipeline(const context& ctx) {
 benchmark pipeline_benchmark() {
   command_spec spec;
   spec.name = "pipeline";
+  spec.brief = "host-resident grid: serial vs pipelined vs bound; temporal blocking";
   spec.summary =
       "A host-resident heat3d field (double) streamed through the device in chunks: (a) serial\n"
       "copy-compute-copy, (b) funnel's pipeline, (c) the bound max(T_H2D, T_D2H, T_kernel)\n"

@@ -216,6 +216,7 @@ outcome run_pool(const context& ctx) {
 benchmark pool_benchmark() {
   command_spec spec;
   spec.name = "pool";
+  spec.brief = "allocate/free per step: funnel pool vs preallocated vs cudaMalloc";
   spec.summary =
       "A step loop (heat3d step, halo and staging copies) that allocates and frees its halo and\n"
       "staging buffers every step: funnel's pool vs preallocated once vs cudaMalloc/cudaFree\n"

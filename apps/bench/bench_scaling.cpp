@@ -33,8 +33,9 @@ std::vector<std::string> problem_args(const std::string& problem, long long n, i
 outcome run_scaling(const context& ctx) {
   const int gpus = cuda_device_count();
   if (!ctx.on_gpu() || gpus < 2) {
-    throw unsupported("needs 2 GPUs (this machine has " + std::to_string(gpus) +
-                      (ctx.on_gpu() ? ")" : " on the cuda backend)"));
+    throw unsupported(ctx.on_gpu() || gpus < 2
+                          ? "needs 2 GPUs (" + std::to_string(gpus) + " visible)"
+                          : std::string("needs 2 GPUs on the cuda backend (--backend host given)"));
   }
   const option_values& opt = *ctx.options;
   const std::vector<std::string> problems = opt.choices("problems", {"heat3d", "jacobi2d"});
@@ -93,6 +94,7 @@ outcome run_scaling(const context& ctx) {
 benchmark scaling_benchmark() {
   command_spec spec;
   spec.name = "scaling";
+  spec.brief = "heat3d and jacobi2d on 1 and 2 GPUs: strong and weak efficiency";
   spec.summary =
       "heat3d and jacobi2d (float) on 1 and 2 GPUs with 1 and 4 ranks per GPU, through\n"
       "funnel-run + funnel-stencil (halo exchange overlapped with the interior): strong\n"

@@ -134,7 +134,7 @@ outcome run_share(const context& ctx) {
       if (n == 1 || single <= 0.0) continue;
       const share_point& b = at_n.back();
       comparison ideal;
-      ideal.what = w + " N=" + std::to_string(n) + " (b) vs ideal";
+      ideal.what = w + " N=" + std::to_string(n) + (ctx.on_gpu() ? " (b)" : "") + " vs ideal";
       ideal.baseline_name = "N x single rank";
       ideal.baseline = double(n) * single;
       ideal.funnel_name = to_string(b.mode);
@@ -239,6 +239,7 @@ void worker_calibrate(stream& s, float* sink, int blocks, double kernel_ms,
 benchmark share_benchmark() {
   command_spec spec;
   spec.name = "share";
+  spec.brief = "N ranks on one GPU: time-sliced vs MPS through funnel-run";
   spec.summary =
       "N ranks on one GPU, each running an under-occupying workload (a synthetic kernel of\n"
       "--blocks blocks lasting --kernel-ms alone, and a small heat3d box per rank through\n"
@@ -252,7 +253,7 @@ benchmark share_benchmark() {
       {"kernel-ms", "MS", "duration of one synthetic kernel alone", "2", "0.2"},
       {"launches", "L", "synthetic kernels per rank", "200", "3"},
       {"box", "N", "edge of each rank's heat3d box", "64", "8"},
-      {"box-steps", "S", "heat3d steps", "500", "3"},
+      {"box-steps", "S", "heat3d steps", "2000", "3"},
   };
   return benchmark{spec, run_share};
 }
@@ -271,6 +272,7 @@ command_spec share_worker_spec() {
       {"launches", "L", "kernels per rank", "100", "100"},
       {"result", "FILE", "where rank 0 writes its JSON", "", ""},
   };
+  spec.brief = "internal: one rank of share";
   spec.hidden = true;
   return spec;
 }

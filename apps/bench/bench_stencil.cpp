@@ -172,6 +172,7 @@ outcome run_stencil(const context& ctx) {
 benchmark stencil_benchmark() {
   command_spec spec;
   spec.name = "stencil";
+  spec.brief = "heat3d vs a device copy; N ranks splitting one grid vs one rank";
   spec.summary =
       "heat3d resident on one device: effective bandwidth (cell updates x 2 x element size / s)\n"
       "against a device-to-device copy of the same field in the same run (goal >= 0.90), float\n"

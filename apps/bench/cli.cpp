@@ -211,7 +211,7 @@ std::string overview_usage(const std::vector<command_spec>& commands) {
     if (c.hidden) continue;
     std::string head = "  " + c.name;
     if (head.size() < 12) head.resize(12, ' ');
-    out << head << c.summary.substr(0, c.summary.find('\n')) << '\n';
+    out << head << c.brief << '\n';
   }
   out << "\ncommon options\n";
   for (const option_spec& o : common_options()) describe(out, o);

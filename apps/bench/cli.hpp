@@ -19,10 +19,12 @@ struct option_spec {
   std::string quick_default;  ///< default with --quick
 };
 
-/// @brief A subcommand: its name, one-line summary and options (the common ones are added).
+/// @brief A subcommand: its name, one-line brief, --help paragraph and options (the common ones are
+/// added).
 struct command_spec {
   std::string name;                  ///< e.g. "pool"
-  std::string summary;               ///< one line for the overview
+  std::string brief;                 ///< one line for the overview
+  std::string summary;               ///< the paragraph of its --help
   std::vector<option_spec> options;  ///< its own options
   bool hidden = false;               ///< internal (worker) commands are not listed
 };

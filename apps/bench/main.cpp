@@ -33,6 +33,7 @@ constexpr int bad_usage = 2;
 fb::command_spec all_spec() {
   fb::command_spec spec;
   spec.name = "all";
+  spec.brief = "every benchmark above, one table";
   spec.summary =
       "Runs share, stencil, pipeline, pool and scaling with their defaults, one table at the\n"
       "end. Benchmarks this machine cannot run are listed as skipped with the reason.";
@@ -45,6 +46,15 @@ std::vector<fb::command_spec> every_spec() {
   specs.push_back(all_spec());
   specs.push_back(fb::share_worker_spec());
   return specs;
+}
+
+/// The Python that draws: $FUNNEL_BENCH_PYTHON, else the system's (where the platform's
+/// matplotlib package lives), else whatever python3 is on PATH.
+std::string plot_python() {
+  if (const char* env = std::getenv("FUNNEL_BENCH_PYTHON"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  return std::filesystem::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
 /// Where plot.py lives: $FUNNEL_BENCH_SCRIPTS, the source tree, or the installed share/ folder.
@@ -157,7 +167,7 @@ int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::op
     if (script.empty()) {
       std::cout << "  plots: skipped (scripts/bench/plot.py not found; set FUNNEL_BENCH_SCRIPTS)\n";
     } else {
-      const fb::process_result r = fb::run_process({"python3", script, json_path, plot_dir}, {},
+      const fb::process_result r = fb::run_process({plot_python(), script, json_path, plot_dir}, {},
                                                    ctx.output_dir + "/plot.log", 300);
       std::cout << "  plots: " << (r.ok() ? plot_dir : "failed, see " + r.log_path) << '\n';
     }
