@@ -200,10 +200,11 @@ benchmark pipeline_benchmark() {
       "(goals: (a)/(b) >= 1.8, efficiency >= 0.90 at >= 8 GiB), and cell-updates/s for k steps\n"
       "per pass (temporal blocking). Writes a Chrome trace of one pipelined pass.";
   spec.options = {
-      {"gib", "G", "size of the host-resident field in GiB", "8", "0.002"},
-      {"k", "LIST", "steps per pass for the temporal-blocking curve", "1,2,4,8,16", "1,2,4"},
-      {"chunk-mib", "M", "target size of one chunk", "256", "0.25"},
-      {"slots", "S", "chunks in flight", "3", "3"},
+      positive_option("gib", "G", "size of the host-resident field in GiB", "8", "0.002"),
+      integers_option("k", "LIST", "steps per pass for the temporal-blocking curve", "1,2,4,8,16",
+                      "1,2,4"),
+      positive_option("chunk-mib", "M", "target size of one chunk", "256", "0.25"),
+      integer_option("slots", "S", "chunks in flight", "3", "3"),
   };
   return benchmark{spec, run_pipeline};
 }

@@ -223,8 +223,8 @@ benchmark pool_benchmark() {
       "(malloc/free on the host backend). Goals: pool <= 1.03x preallocated time, reserved\n"
       "high-water <= 1.05x the preallocated footprint; prints what cudaMalloc costs.";
   spec.options = {
-      {"n", "N", "edge of the rank's resident box (N^3 doubles)", "256", "12"},
-      {"steps", "S", "steps per timed repetition", "200", "3"},
+      integer_option("n", "N", "edge of the rank's resident box (N^3 doubles)", "256", "12", 8),
+      integer_option("steps", "S", "steps per timed repetition", "200", "3"),
   };
   return benchmark{spec, run_pool};
 }

@@ -101,12 +101,13 @@ benchmark scaling_benchmark() {
       "efficiency (same grid) and weak efficiency (grid doubled). Goal >= 0.95 for 2 GPUs at\n"
       "1024^3 float. Needs 2 GPUs (nvidia-h200-x2); says 'skipped' otherwise.";
   spec.options = {
-      {"problems", "LIST", "heat3d,jacobi2d", "heat3d,jacobi2d", "heat3d,jacobi2d"},
-      {"ranks-per-gpu", "LIST", "ranks per GPU", "1,4", "1"},
-      {"heat-n", "N", "heat3d grid edge", "1024", "32"},
-      {"heat-steps", "S", "heat3d steps", "100", "3"},
-      {"jacobi-n", "N", "jacobi2d grid edge (boundary included)", "16384", "130"},
-      {"jacobi-steps", "S", "jacobi2d iterations", "1000", "3"},
+      choices_option("problems", "LIST", "heat3d,jacobi2d", "heat3d,jacobi2d", "heat3d,jacobi2d",
+                     {"heat3d", "jacobi2d"}),
+      integers_option("ranks-per-gpu", "LIST", "ranks per GPU", "1,4", "1"),
+      integer_option("heat-n", "N", "heat3d grid edge", "1024", "32", 4),
+      integer_option("heat-steps", "S", "heat3d steps", "100", "3"),
+      integer_option("jacobi-n", "N", "jacobi2d grid edge (boundary included)", "16384", "130", 4),
+      integer_option("jacobi-steps", "S", "jacobi2d iterations", "1000", "3"),
   };
   return benchmark{spec, run_scaling};
 }

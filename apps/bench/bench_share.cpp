@@ -247,13 +247,14 @@ benchmark share_benchmark() {
       "funnel-run --mps on. Goals: (b) >= 0.90 of N x the single-rank rate while the GPU is not\n"
       "saturated; (b)/(a) >= 2.5 at N = 8.";
   spec.options = {
-      {"ranks", "LIST", "ranks on the GPU", "1,2,4,8,16", "1,2"},
-      {"workloads", "LIST", "synthetic,heat3d", "synthetic,heat3d", "synthetic,heat3d"},
-      {"blocks", "B", "blocks of the synthetic kernel (256 threads each)", "4", "2"},
-      {"kernel-ms", "MS", "duration of one synthetic kernel alone", "2", "0.2"},
-      {"launches", "L", "synthetic kernels per rank", "200", "3"},
-      {"box", "N", "edge of each rank's heat3d box", "64", "8"},
-      {"box-steps", "S", "heat3d steps", "2000", "3"},
+      integers_option("ranks", "LIST", "ranks on the GPU", "1,2,4,8,16", "1,2"),
+      choices_option("workloads", "LIST", "synthetic,heat3d", "synthetic,heat3d",
+                     "synthetic,heat3d", {"synthetic", "heat3d"}),
+      integer_option("blocks", "B", "blocks of the synthetic kernel (256 threads each)", "4", "2"),
+      positive_option("kernel-ms", "MS", "duration of one synthetic kernel alone", "2", "0.2"),
+      integer_option("launches", "L", "synthetic kernels per rank", "200", "3"),
+      integer_option("box", "N", "edge of each rank's heat3d box", "64", "8", 4),
+      integer_option("box-steps", "S", "heat3d steps", "2000", "3"),
   };
   return benchmark{spec, run_share};
 }
@@ -266,11 +267,11 @@ command_spec share_worker_spec() {
       "kernel --launches times after a barrier; rank 0 writes the aggregate rate to --result.\n"
       "With --iterations 0 (one rank) it calibrates the kernel to --kernel-ms instead.";
   spec.options = {
-      {"blocks", "B", "blocks of the kernel", "4", "4"},
-      {"iterations", "I", "FMA chain length per thread (0: calibrate)", "0", "0"},
-      {"kernel-ms", "MS", "calibration target", "2", "2"},
-      {"launches", "L", "kernels per rank", "100", "100"},
-      {"result", "FILE", "where rank 0 writes its JSON", "", ""},
+      integer_option("blocks", "B", "blocks of the kernel", "4", "4"),
+      integer_option("iterations", "I", "FMA chain length per thread (0: calibrate)", "0", "0", 0),
+      positive_option("kernel-ms", "MS", "calibration target", "2", "2"),
+      integer_option("launches", "L", "kernels per rank", "100", "100"),
+      text_option("result", "FILE", "where rank 0 writes its JSON", "", ""),
   };
   spec.brief = "internal: one rank of share";
   spec.hidden = true;

@@ -179,13 +179,14 @@ benchmark stencil_benchmark() {
       "and double; and N ranks splitting one grid on one GPU through funnel-run +\n"
       "funnel-stencil against one rank owning it (goal >= 0.90 at N = 8).";
   spec.options = {
-      {"sizes", "LIST", "edges of the resident cubes", "256,512,1024", "12,16"},
-      {"dtypes", "LIST", "element types (float,double)", "float,double", "float,double"},
-      {"steps", "S", "stencil steps (and copies) per timed repetition", "20", "2"},
-      {"ranks", "LIST", "ranks splitting the shared grid", "1,2,4,8", "1,2"},
-      {"shared-n", "N", "edge of the grid the ranks split", "512", "12"},
-      {"shared-dtype", "T", "its element type", "float", "float"},
-      {"shared-steps", "S", "funnel-stencil steps", "200", "3"},
+      integers_option("sizes", "LIST", "edges of the resident cubes", "256,512,1024", "12,16", 4),
+      choices_option("dtypes", "LIST", "element types (float,double)", "float,double",
+                     "float,double", {"float", "double"}),
+      integer_option("steps", "S", "stencil steps (and copies) per timed repetition", "20", "2"),
+      integers_option("ranks", "LIST", "ranks splitting the shared grid", "1,2,4,8", "1,2"),
+      integer_option("shared-n", "N", "edge of the grid the ranks split", "512", "12", 4),
+      choice_option("shared-dtype", "T", "its element type", "float", "float", {"float", "double"}),
+      integer_option("shared-steps", "S", "funnel-stencil steps", "200", "3"),
   };
   return benchmark{spec, run_stencil};
 }

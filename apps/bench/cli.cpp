@@ -52,17 +52,79 @@ void describe(std::ostringstream& out, const option_spec& o) {
   out << '\n';
 }
 
+option_spec make_option(std::string name, std::string value_name, std::string help,
+                        std::string full_default, std::string quick_default, value_kind kind,
+                        long long min, std::vector<std::string> allowed) {
+  option_spec o;
+  o.name = std::move(name);
+  o.value_name = std::move(value_name);
+  o.help = std::move(help);
+  o.full_default = std::move(full_default);
+  o.quick_default = std::move(quick_default);
+  o.kind = kind;
+  o.min = min;
+  o.allowed = std::move(allowed);
+  return o;
+}
+
 }  // namespace
+
+option_spec text_option(std::string name, std::string value_name, std::string help,
+                        std::string full_default, std::string quick_default) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::text, 1, {});
+}
+
+option_spec integer_option(std::string name, std::string value_name, std::string help,
+                           std::string full_default, std::string quick_default, long long min) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::integer, min,
+                     {});
+}
+
+option_spec positive_option(std::string name, std::string value_name, std::string help,
+                            std::string full_default, std::string quick_default) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::positive, 1,
+                     {});
+}
+
+option_spec integers_option(std::string name, std::string value_name, std::string help,
+                            std::string full_default, std::string quick_default, long long min) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::integers, min,
+                     {});
+}
+
+option_spec choice_option(std::string name, std::string value_name, std::string help,
+                          std::string full_default, std::string quick_default,
+                          std::vector<std::string> allowed) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::choice, 1,
+                     std::move(allowed));
+}
+
+option_spec choices_option(std::string name, std::string value_name, std::string help,
+                           std::string full_default, std::string quick_default,
+                           std::vector<std::string> allowed) {
+  return make_option(std::move(name), std::move(value_name), std::move(help),
+                     std::move(full_default), std::move(quick_default), value_kind::choices, 1,
+                     std::move(allowed));
+}
 
 const std::vector<option_spec>& common_options() {
   static const std::vector<option_spec> options = {
-      {"json", "FILE", "write every raw timing, the machine and the date as JSON", "", ""},
-      {"plot", "DIR", "draw PNG plots into DIR (scripts/bench/plot.py, matplotlib)", "", ""},
-      {"quick", "", "tiny sizes: checks that everything runs, measures nothing useful", "", ""},
-      {"backend", "auto|cuda|host", "where the benchmarks run", "auto", "auto"},
-      {"repeat", "N", "timed repetitions; the median counts", "5", "2"},
-      {"warmup", "N", "untimed repetitions first", "1", "1"},
-      {"help", "", "this text", "", ""},
+      text_option("json", "FILE", "write every raw timing, the machine and the date as JSON", "",
+                  ""),
+      text_option("plot", "DIR", "draw PNG plots into DIR (scripts/bench/plot.py, matplotlib)", "",
+                  ""),
+      text_option("quick", "", "tiny sizes: checks that everything runs, measures nothing useful",
+                  "", ""),
+      choice_option("backend", "auto|cuda|host", "where the benchmarks run", "auto", "auto",
+                    {"auto", "cuda", "host"}),
+      integer_option("repeat", "N", "timed repetitions; the median counts", "5", "2"),
+      integer_option("warmup", "N", "untimed repetitions first", "1", "1", 0),
+      text_option("help", "", "this text", "", ""),
   };
   return options;
 }
@@ -112,6 +174,31 @@ option_values::option_values(const command_spec& command, const std::vector<std:
   };
   for (const option_spec& o : common_options()) fill(o);
   for (const option_spec& o : command.options) fill(o);
+  // Check every value now, so a bad one stops the run before anything is measured.
+  const auto validate = [&](const option_spec& o) {
+    if (values_.count(o.name) == 0) return;
+    switch (o.kind) {
+      case value_kind::text:
+        return;
+      case value_kind::integer:
+        (void)integer(o.name, o.min);
+        return;
+      case value_kind::positive:
+        (void)positive(o.name);
+        return;
+      case value_kind::integers:
+        (void)integers(o.name, o.min);
+        return;
+      case value_kind::choice:
+        (void)choice(o.name, o.allowed);
+        return;
+      case value_kind::choices:
+        (void)choices(o.name, o.allowed);
+        return;
+    }
+  };
+  for (const option_spec& o : common_options()) validate(o);
+  for (const option_spec& o : command.options) validate(o);
 }
 
 bool option_values::flag(const std::string& name) const { return given(name); }

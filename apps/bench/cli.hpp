@@ -10,14 +10,51 @@
 
 namespace funnel::bench {
 
+/// @brief What an option's value must be; checked when the command line is parsed.
+enum class value_kind {
+  text,      ///< anything
+  integer,   ///< an integer of at least `min`
+  positive,  ///< a real number above 0
+  integers,  ///< a comma-separated list of integers of at least `min`
+  choice,    ///< one of `allowed`
+  choices,   ///< a comma-separated list of `allowed` values
+};
+
 /// @brief One `--name value` (or `--name` flag) option of a subcommand.
 struct option_spec {
-  std::string name;           ///< without "--"
-  std::string value_name;     ///< e.g. "LIST"; empty for a flag
-  std::string help;           ///< one line
-  std::string full_default;   ///< default of a full run ("" = none)
-  std::string quick_default;  ///< default with --quick
+  std::string name;                    ///< without "--"
+  std::string value_name;              ///< e.g. "LIST"; empty for a flag
+  std::string help;                    ///< one line
+  std::string full_default;            ///< default of a full run ("" = none)
+  std::string quick_default;           ///< default with --quick
+  value_kind kind = value_kind::text;  ///< what the value must be
+  long long min = 1;                   ///< smallest integer allowed (integer kinds)
+  std::vector<std::string> allowed;    ///< allowed words (choice kinds)
 };
+
+/// @brief An option whose value is any text (or, with an empty value_name, a flag).
+[[nodiscard]] option_spec text_option(std::string name, std::string value_name, std::string help,
+                                      std::string full_default, std::string quick_default);
+/// @brief An option whose value is an integer of at least `min`.
+[[nodiscard]] option_spec integer_option(std::string name, std::string value_name, std::string help,
+                                         std::string full_default, std::string quick_default,
+                                         long long min = 1);
+/// @brief An option whose value is a real number above 0.
+[[nodiscard]] option_spec positive_option(std::string name, std::string value_name,
+                                          std::string help, std::string full_default,
+                                          std::string quick_default);
+/// @brief An option whose value is a comma-separated list of integers of at least `min`.
+[[nodiscard]] option_spec integers_option(std::string name, std::string value_name,
+                                          std::string help, std::string full_default,
+                                          std::string quick_default, long long min = 1);
+/// @brief An option whose value is one of `allowed`.
+[[nodiscard]] option_spec choice_option(std::string name, std::string value_name, std::string help,
+                                        std::string full_default, std::string quick_default,
+                                        std::vector<std::string> allowed);
+/// @brief An option whose value is a comma-separated list of `allowed` words.
+[[nodiscard]] option_spec choices_option(std::string name, std::string value_name, std::string help,
+                                         std::string full_default, std::string quick_default,
+                                         std::vector<std::string> allowed);
 
 /// @brief A subcommand: its name, one-line brief, --help paragraph and options (the common ones are
 /// added).
@@ -44,7 +81,8 @@ class option_values {
    * @brief Parses `args` (everything after the subcommand name).
    * @param command the subcommand's spec
    * @param args `--name value`, `--name=value` or `--flag`
-   * @throw funnel::invalid_argument for an unknown option, a missing value or a stray argument
+   * @throw funnel::invalid_argument for an unknown option, a missing value, a stray argument
+   * or a value (given or default) that is not of the option's kind
    */
   option_values(const command_spec& command, const std::vector<std::string>& args);
 

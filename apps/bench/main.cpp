@@ -84,10 +84,7 @@ std::string parent_dir(const std::string& file) {
   return p.empty() ? "." : p;
 }
 
-fb::outcome run_one(const fb::benchmark& b, fb::context ctx, const std::vector<std::string>& args) {
-  // Each benchmark parses the arguments against its own spec, so `all` (which passes only the
-  // common options) gives every benchmark its own defaults.
-  const fb::option_values own(b.spec, args);
+fb::outcome run_one(const fb::benchmark& b, fb::context ctx, const fb::option_values& own) {
   ctx.options = &own;
   std::cout << "funnel-bench: " << b.spec.name << " ..." << std::endl;
   try {
@@ -108,6 +105,12 @@ fb::outcome run_one(const fb::benchmark& b, fb::context ctx, const std::vector<s
 
 int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::option_values& opt,
                    const std::vector<std::string>& args) {
+  // Each benchmark parses the arguments against its own spec (so `all`, which passes only the
+  // common options, gives every benchmark its own defaults), all before anything runs: a bad
+  // value stops the run with one line instead of failing halfway through.
+  std::vector<fb::option_values> own;
+  own.reserve(chosen.size());
+  for (const fb::benchmark* b : chosen) own.emplace_back(b->spec, args);
   fb::context ctx;
   ctx.backend = funnel::select_backend(opt.text("backend"));
   ctx.quick = opt.quick();
@@ -139,7 +142,9 @@ int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::op
   doc.set("side_files", ctx.output_dir);
 
   std::vector<fb::outcome> outcomes;
-  for (const fb::benchmark* b : chosen) outcomes.push_back(run_one(*b, ctx, args));
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    outcomes.push_back(run_one(*chosen[i], ctx, own[i]));
+  }
 
   fb::json_value benchmarks = fb::json_value::object();
   bool failed = false;

@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Checks funnel-bench's plumbing on the host backend (driver for ctest).
+
+  quick      `funnel-bench all --quick --backend host --json F`: exit 0, the JSON parses, names
+             the machine and the date, and has every benchmark with either finite results or a
+             skip reason; the stdout table has a line for each benchmark. With matplotlib, also
+             --plot: PNG files appear.
+  bad-args   each bad argument: exit 2, one line on stderr naming the bad value, no table
+  help       --help of the tool and of each benchmark: exit 0, lists the benchmark's options
+Options: --bench PATH (the funnel-bench executable)
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling"]
+TIMEOUT = 240
+failures = []
+
+
+def check(cond, msg):
+    if not cond:
+        failures.append(msg)
+        print("FAILED:", msg)
+
+
+def run(bench, args, cwd=None):
+    return subprocess.run([bench] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=TIMEOUT, cwd=cwd)
+
+
+def finite_positive(x):
+    return isinstance(x, (int, float)) and math.isfinite(x) and x > 0
+
+
+def has_matplotlib():
+    for py in ("/usr/bin/python3", sys.executable):
+        if os.path.exists(py) and subprocess.run(
+                [py, "-c", "import matplotlib"], stderr=subprocess.DEVNULL).returncode == 0:
+            return True
+    return False
+
+
+def cmd_quick(bench):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "out", "bench.json")
+        plots = os.path.join(tmp, "plots")
+        args = ["all", "--quick", "--backend", "host", "--json", path]
+        want_plots = has_matplotlib()
+        if want_plots:
+            args += ["--plot", plots]
+        proc = run(bench, args, cwd=tmp)
+        print(proc.stdout)
+        check(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+        check(os.path.exists(path), "no JSON written")
+        if not os.path.exists(path):
+            return
+        with open(path) as f:
+            doc = json.load(f)  # raises (test fails) when not JSON
+        check(doc.get("tool") == "funnel-bench", "tool name missing")
+        check(len(doc.get("date", "")) >= 20, "date missing")
+        machine = doc.get("machine", {})
+        for key in ("host", "gpu_name", "nvidia_driver", "cuda_runtime", "mpi", "date"):
+            check(key in machine, f"machine.{key} missing")
+        check(machine.get("mpi", "") != "", "MPI version empty")
+        benches = doc.get("benchmarks", {})
+        table = proc.stdout.splitlines()
+        for name in BENCHMARKS:
+            b = benches.get(name)
+            check(b is not None, f"benchmark {name} missing from the JSON")
+            if b is None:
+                continue
+            check(any(line.startswith(name) for line in table), f"no table line for {name}")
+            status = b.get("status")
+            check(status in ("ok", "skipped"), f"{name}: status {status}: {b.get('reason')}")
+            if status == "skipped":
+                check(len(b.get("reason", "")) > 5, f"{name}: skipped without a reason")
+                continue
+            rows = b.get("rows", [])
+            check(len(rows) > 0, f"{name}: ok but no rows")
+            for row in rows:
+                for key in ("baseline", "funnel", "ratio"):
+                    check(finite_positive(row.get(key)), f"{name} {row.get('case')}: {key} = "
+                          f"{row.get(key)}")
+                if "goal" in row:
+                    # Host runs never claim a goal met or missed: the goals are for an H100.
+                    check(row.get("goal_applies") is False and row.get("met") is None,
+                          f"{name} {row.get('case')}: goal judged on the host backend")
+            check(isinstance(b.get("raw"), dict) and b["raw"], f"{name}: no raw timings")
+        # On this machine scaling needs 2 GPUs and must say so.
+        if "scaling" in benches:
+            check(benches["scaling"]["status"] == "skipped" and
+                  "needs 2 GPUs" in benches["scaling"].get("reason", ""),
+                  "scaling is not skipped with 'needs 2 GPUs'")
+        # The numbers are this run's: the share worker's per-rank times are real measurements.
+        share = benches.get("share", {})
+        if share.get("status") == "ok":
+            points = share["raw"]["points"]["synthetic"]
+            for p in points:
+                per_rank = p["detail"]["per_rank_s"]
+                check(len(per_rank) == p["ranks"], "share: one time per rank expected")
+                check(all(finite_positive(t) for t in per_rank), "share: bad per-rank time")
+        if want_plots:
+            pngs = [f for f in os.listdir(plots) if f.endswith(".png")] if os.path.isdir(plots) \
+                else []
+            check(len(pngs) >= 4, f"--plot wrote {pngs}")
+            for f in pngs:
+                check(os.path.getsize(os.path.join(plots, f)) > 1000, f"{f} is empty")
+
+
+BAD = [
+    (["nosuch"], "nosuch"),
+    (["pool", "--steps", "x"], "'x'"),
+    (["pool", "--steps", "0"], "'0'"),
+    (["pool", "--bogus"], "--bogus"),
+    (["pool", "--json"], "--json"),
+    (["stencil", "--dtypes", "float,int"], "float,int"),
+    (["stencil", "--sizes", "16,,32"], "16,,32"),
+    (["share", "--ranks", "1,-2"], "1,-2"),
+    (["pipeline", "--gib", "-1"], "'-1'"),
+    (["pipeline", "--gib", "nan"], "'nan'"),
+    (["pool", "--backend", "gpu"], "gpu"),
+    (["pool", "--repeat", "0"], "'0'"),
+    (["all", "--n", "5"], "--n"),
+    (["pool", "extra"], "extra"),
+    (["pool", "--quick=1"], "--quick"),
+    (["pool", "--backend", "cuda"], "cuda"),  # no GPU here: unsupported, said in one line
+]
+
+
+def cmd_bad_args(bench):
+    with tempfile.TemporaryDirectory() as tmp:
+        for args, token in BAD:
+            proc = run(bench, args + ["--json", os.path.join(tmp, "x.json")]
+                       if "--json" not in args else args, cwd=tmp)
+            lines = [line for line in proc.stderr.splitlines() if line.strip()]
+            what = " ".join(args)
+            check(proc.returncode == 2, f"'{what}': exit {proc.returncode}, expected 2")
+            check(len(lines) == 1, f"'{what}': {len(lines)} stderr lines: {proc.stderr!r}")
+            check(token in proc.stderr, f"'{what}': message does not name {token}: "
+                  f"{proc.stderr!r}")
+            check("benchmark" not in proc.stdout, f"'{what}': printed a table")
+            check(not os.path.exists(os.path.join(tmp, "x.json")), f"'{what}': wrote JSON")
+        # No arguments at all: the usage on stderr, exit 2.
+        proc = run(bench, [])
+        check(proc.returncode == 2 and "usage" in proc.stderr, "no arguments: usage + exit 2")
+
+
+def cmd_help(bench):
+    proc = run(bench, ["--help"])
+    check(proc.returncode == 0, "--help exit status")
+    for name in BENCHMARKS + ["all"]:
+        check(f"  {name}" in proc.stdout, f"--help does not list {name}")
+        sub = run(bench, [name, "--help"])
+        check(sub.returncode == 0, f"{name} --help: exit {sub.returncode}")
+        check(sub.stdout.startswith(f"usage: funnel-bench {name}"), f"{name} --help: usage")
+        for common in ("--json", "--plot", "--quick", "--backend"):
+            check(common in sub.stdout, f"{name} --help lacks {common}")
+    check("--sizes" in run(bench, ["stencil", "--help"]).stdout, "stencil --help lacks --sizes")
+    check("--gib" in run(bench, ["pipeline", "--help"]).stdout, "pipeline --help lacks --gib")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bench", required=True)
+    parser.add_argument("command", choices=["quick", "bad-args", "help"])
+    a = parser.parse_args()
+    {"quick": cmd_quick, "bad-args": cmd_bad_args, "help": cmd_help}[a.command](a.bench)
+    if failures:
+        print(f"{len(failures)} check(s) failed")
+        return 1
+    print("all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
