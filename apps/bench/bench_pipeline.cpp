@@ -184,6 +184,8 @@ outcome run_pipeline(const context& ctx) {
   o.raw.set("bidirectional_gb_per_s", r.bidirectional_gb_per_s());
   o.raw.set("temporal_blocking", std::move(curve));
   o.raw.set("trace_file", trace_path);
+  // The timeline travels inside the JSON too: side files may not come back from the GPU machine.
+  o.raw.set("trace", json_value::parse_file(trace_path));
   o.raw.set("timing", "fastest of --repeat passes per mode");
   return o;
 }

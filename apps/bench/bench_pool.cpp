@@ -113,6 +113,8 @@ outcome run_pool(const context& ctx) {
       for (std::size_t b = 0; b < sizes.size(); ++b)
         buffers[b] = raw_allocate(ctx.backend, sizes[b]);
       work(buffers, sizes);
+      // Code that frees with cudaFree must know the step's work is done first.
+      s.synchronize();
       for (void* p : buffers) raw_free(ctx.backend, p);
     }
   };

@@ -128,6 +128,15 @@ outcome run_share(const context& ctx) {
         j.set("rate", p.rate);
         j.set("detail", p.detail);
         points.push_back(std::move(j));
+        // funnel-run says in FUNNEL_MPS whether MPS really serves the ranks; a (b) figure
+        // without it would be a second time-sliced run.
+        const json_value* mps = p.detail.find("funnel_mps");
+        if (synthetic && m == launch_mode::mps_on &&
+            (mps == nullptr || mps->is_null() || mps->as_string() != "on")) {
+          o.notes.push_back("N=" + std::to_string(n) +
+                            " --mps on: the ranks report FUNNEL_MPS != on, so MPS did not serve "
+                            "them");
+        }
         at_n.push_back(std::move(p));
       }
       if (n == 1) single = at_n.front().rate;
@@ -253,8 +262,8 @@ benchmark share_benchmark() {
       integer_option("blocks", "B", "blocks of the synthetic kernel (256 threads each)", "4", "2"),
       positive_option("kernel-ms", "MS", "duration of one synthetic kernel alone", "2", "0.2"),
       integer_option("launches", "L", "synthetic kernels per rank", "200", "3"),
-      integer_option("box", "N", "edge of each rank's heat3d box", "64", "8", 4),
-      integer_option("box-steps", "S", "heat3d steps", "2000", "3"),
+      integer_option("box", "N", "edge of each rank's heat3d box", "96", "8", 4),
+      integer_option("box-steps", "S", "heat3d steps", "300", "3"),
   };
   return benchmark{spec, run_share};
 }

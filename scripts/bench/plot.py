@@ -20,11 +20,15 @@ import sys
 def load_trace(bench, json_path):
     """The pipeline trace: the recorded path, else the same name in bench-runs/ beside the JSON
     (the JSON may have been copied from the GPU machine)."""
+    if isinstance(bench.get("raw", {}).get("trace"), dict):
+        return bench["raw"]["trace"]
     recorded = bench.get("raw", {}).get("trace_file")
     if not recorded:
         return None
+    # report.py merges several files and records where each benchmark came from.
+    source = bench.get("_source_json", json_path)
     candidates = [recorded,
-                  os.path.join(os.path.dirname(os.path.abspath(json_path)), "bench-runs",
+                  os.path.join(os.path.dirname(os.path.abspath(source)), "bench-runs",
                                os.path.basename(recorded))]
     for path in candidates:
         if os.path.exists(path):
