@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Draws funnel-bench's plots (PNG) from its JSON.
 
 usage: plot.py BENCH_JSON OUT_DIR

@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Turns funnel-bench JSON into docs/performance.md (written to stdout).
 
 usage: report.py BENCH_JSON [BENCH_JSON ...] [--images DIR] [--link PREFIX] [--no-plots]
