@@ -42,4 +42,13 @@ struct benchmark {
  */
 int share_worker_main(const option_values& options);
 
+/// @brief The spec of `pool-worker`, the per-rank program `pool --ranks` starts.
+[[nodiscard]] command_spec pool_worker_spec();
+/**
+ * @brief `funnel-bench pool-worker ...`: one rank of the pool benchmark (under mpirun).
+ * @param options its parsed options
+ * @return the process exit status
+ */
+int pool_worker_main(const option_values& options);
+
 }  // namespace funnel::bench

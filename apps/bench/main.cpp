@@ -45,6 +45,7 @@ std::vector<fb::command_spec> every_spec() {
   for (const fb::benchmark& b : fb::all_benchmarks()) specs.push_back(b.spec);
   specs.push_back(all_spec());
   specs.push_back(fb::share_worker_spec());
+  specs.push_back(fb::pool_worker_spec());
   return specs;
 }
 
@@ -200,6 +201,7 @@ int dispatch(const std::vector<std::string>& args) {
       return 0;
     }
     if (name == "share-worker") return fb::share_worker_main(opt);
+    if (name == "pool-worker") return fb::pool_worker_main(opt);
     std::vector<const fb::benchmark*> chosen;
     for (const fb::benchmark& b : fb::all_benchmarks()) {
       if (name == "all" || b.spec.name == name) chosen.push_back(&b);

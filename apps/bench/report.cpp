@@ -65,7 +65,7 @@ std::string si(double value) {
 
 std::string format_table(const std::vector<outcome>& outcomes) {
   std::ostringstream out;
-  out << pad("benchmark", 10) << pad("case", 34) << pad("baseline", 26) << pad("funnel", 26)
+  out << pad("benchmark", 10) << pad("case", 40) << pad("baseline", 26) << pad("funnel", 26)
       << pad("ratio", 8) << pad("goal", 8) << "met?\n";
   std::vector<std::string> notes;
   for (const outcome& o : outcomes) {
@@ -75,7 +75,7 @@ std::string format_table(const std::vector<outcome>& outcomes) {
     }
     for (const comparison& c : o.rows) {
       const std::string unit = c.unit.empty() ? "" : " " + c.unit;
-      out << pad(o.name, 10) << pad(c.what, 34) << pad(si(c.baseline) + unit, 26)
+      out << pad(o.name, 10) << pad(c.what, 40) << pad(si(c.baseline) + unit, 26)
           << pad(si(c.funnel) + unit, 26) << pad(fixed(c.ratio, 3), 8)
           << pad(c.target ? c.target->text() : "-", 8) << met_text(c) << '\n';
       if (!c.note.empty()) notes.push_back(o.name + " " + c.what + ": " + c.note);
