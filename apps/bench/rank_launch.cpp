@@ -20,8 +20,13 @@ std::string to_string(launch_mode mode) {
   return "?";
 }
 
+bool launcher_forced_on_host() noexcept {
+  const char* v = std::getenv("FUNNEL_BENCH_LAUNCH_ON_HOST");
+  return v != nullptr && std::string(v) == "1";
+}
+
 launch_mode effective_mode(const context& ctx, launch_mode wanted) noexcept {
-  return ctx.on_gpu() ? wanted : launch_mode::plain;
+  return ctx.on_gpu() || launcher_forced_on_host() ? wanted : launch_mode::plain;
 }
 
 double child_timeout_s(const context& ctx) noexcept { return ctx.quick ? 180.0 : 900.0; }
@@ -31,7 +36,10 @@ process_result run_ranks(const context& ctx, const std::string& tag, int ranks, 
                          const std::vector<std::string>& program) {
   std::vector<std::string> argv = mpirun_prefix(ranks);
   if (mode != launch_mode::plain) {
-    const std::string launcher = sibling_program(ctx.bin_dir, "funnel-run");
+    const char* chosen = std::getenv("FUNNEL_BENCH_LAUNCHER");
+    const std::string launcher = chosen != nullptr && *chosen != '\0'
+                                     ? std::string(chosen)
+                                     : sibling_program(ctx.bin_dir, "funnel-run");
     if (launcher.empty()) {
       throw unsupported("funnel-run is not installed beside funnel-bench (" + ctx.bin_dir + ")");
     }

@@ -25,8 +25,15 @@ enum class launch_mode {
 [[nodiscard]] std::string to_string(launch_mode mode);
 
 /**
+ * @brief True when FUNNEL_BENCH_LAUNCH_ON_HOST=1: the host backend starts ranks through
+ * funnel-run as on a GPU (tests do this with stand-ins for the NVIDIA tools).
+ */
+[[nodiscard]] bool launcher_forced_on_host() noexcept;
+
+/**
  * @brief The mode to use for `wanted` on this backend: `plain` on the host backend (funnel-run
- * binds GPUs and starts MPS, neither of which exists there), `wanted` otherwise.
+ * binds GPUs and starts MPS, neither of which exists there) unless launcher_forced_on_host(),
+ * `wanted` otherwise. funnel-run is taken from FUNNEL_BENCH_LAUNCHER, else beside funnel-bench.
  */
 [[nodiscard]] launch_mode effective_mode(const context& ctx, launch_mode wanted) noexcept;
 

@@ -7,7 +7,11 @@
              --plot: PNG files appear.
   bad-args   each bad argument: exit 2, one line on stderr naming the bad value, no table
   help       --help of the tool and of each benchmark: exit 0, lists the benchmark's options
-Options: --bench PATH (the funnel-bench executable)
+  launcher   `share --quick` with ranks started through funnel-run (--mps off, then on) as on a
+             GPU, with the launch tests' stand-ins for nvidia-smi / nvidia-cuda-mps-control:
+             (b)/(a) rows appear and each worker saw the FUNNEL_MPS funnel-run promised.
+             Exits 77 (skip) when funnel-run or the stand-ins are not there.
+Options: --bench PATH (the funnel-bench executable), --launcher PATH, --fake-bin DIR
 """
 import argparse
 import json
@@ -164,12 +168,48 @@ def cmd_help(bench):
     check("--gib" in run(bench, ["pipeline", "--help"]).stdout, "pipeline --help lacks --gib")
 
 
+def cmd_launcher(bench, launcher, fake_bin):
+    if not (launcher and os.access(launcher, os.X_OK) and fake_bin and os.path.isdir(fake_bin)):
+        print(f"skipped: funnel-run ({launcher}) or the NVIDIA stand-ins ({fake_bin}) missing")
+        sys.exit(77)
+    env = dict(os.environ, PATH=fake_bin + os.pathsep + os.environ["PATH"], FAKE_GPU_COUNT="1",
+               FUNNEL_BENCH_LAUNCH_ON_HOST="1", FUNNEL_BENCH_LAUNCHER=launcher)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "share.json")
+        proc = subprocess.run([bench, "share", "--quick", "--backend", "host", "--ranks", "1,2",
+                               "--workloads", "synthetic", "--json", path],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              timeout=TIMEOUT, cwd=tmp, env=env)
+        print(proc.stdout)
+        check(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
+        if proc.returncode != 0:
+            return
+        with open(path) as f:
+            share = json.load(f)["benchmarks"]["share"]
+        check(share["status"] == "ok", f"share: {share.get('reason')}")
+        cases = [r["case"] for r in share["rows"]]
+        check("synthetic N=2 (b)/(a)" in cases, f"no (b)/(a) row: {cases}")
+        points = share["raw"]["points"]["synthetic"]
+        launches = sorted({p["launch"] for p in points})
+        check(launches == ["funnel-run --mps off", "funnel-run --mps on"], f"launches {launches}")
+        for p in points:
+            want = "on" if p["mps"] else "off"
+            check(p["detail"].get("funnel_mps") == want,
+                  f"N={p['ranks']} {p['launch']}: worker saw FUNNEL_MPS={p['detail'].get('funnel_mps')}")
+            check(len(p["detail"]["per_rank_s"]) == p["ranks"], "one time per rank expected")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bench", required=True)
-    parser.add_argument("command", choices=["quick", "bad-args", "help"])
+    parser.add_argument("--launcher", default="")
+    parser.add_argument("--fake-bin", default="")
+    parser.add_argument("command", choices=["quick", "bad-args", "help", "launcher"])
     a = parser.parse_args()
-    {"quick": cmd_quick, "bad-args": cmd_bad_args, "help": cmd_help}[a.command](a.bench)
+    if a.command == "launcher":
+        cmd_launcher(a.bench, a.launcher, a.fake_bin)
+    else:
+        {"quick": cmd_quick, "bad-args": cmd_bad_args, "help": cmd_help}[a.command](a.bench)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
