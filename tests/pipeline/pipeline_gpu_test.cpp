@@ -61,7 +61,7 @@ std::vector<double> stream_passes(pipeline_executor<double>& executor, double* a
 }
 
 TEST(PipelineGpu, FieldThreeTimesThePoolLimitEqualsHostReference) {
-  const field_layout f{{40, 36, 90}, 1};
+  const field_layout f{{40, 36, 180}, 1};
   for (const int k : {1, 2, 3}) {
     for (const bool pinned : {true, false}) {
       SCOPED_TRACE("k=" + std::to_string(k) + (pinned ? " pinned" : " pageable"));

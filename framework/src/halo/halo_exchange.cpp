@@ -328,19 +328,37 @@ class halo_exchange::impl {
       written_events_[static_cast<std::size_t>(axis)].emplace(backend_, event_flags::interprocess);
       mine.written[axis] = written_events_[static_cast<std::size_t>(axis)]->export_ipc();
     }
+    // Receives first, then sends, then one wait: with both faces of an axis towards one rank
+    // (a periodic axis of two ranks), blocking Sendrecv calls in link order would deadlock.
+    std::vector<const link*> ipc_links;
     for (const auto& l : links_) {
-      if (l.path.transport != halo_transport::ipc) continue;
-      ipc_event_handles theirs{};
+      if (l.path.transport == halo_transport::ipc) ipc_links.push_back(&l);
+    }
+    std::vector<ipc_event_handles> theirs(ipc_links.size());
+    std::vector<MPI_Request> requests(2 * ipc_links.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < ipc_links.size(); ++i) {
+      const link& l = *ipc_links[i];
       FUNNEL_MPI_TRY(
-          MPI_Sendrecv(&mine, sizeof mine, MPI_BYTE, l.path.rank,
-                       tag(tag_setup, l.path.axis, l.path.where), &theirs, sizeof theirs, MPI_BYTE,
-                       l.path.rank, tag(tag_setup, l.path.axis, opposite(l.path.where)),
-                       comm_.get(), MPI_STATUS_IGNORE),
-          "halo_exchange: exchanging IPC event handles");
+          MPI_Irecv(&theirs[i], sizeof(ipc_event_handles), MPI_BYTE, l.path.rank,
+                    tag(tag_setup, l.path.axis, opposite(l.path.where)), comm_.get(), &requests[i]),
+          "halo_exchange: receiving IPC event handles");
+    }
+    for (std::size_t i = 0; i < ipc_links.size(); ++i) {
+      const link& l = *ipc_links[i];
+      FUNNEL_MPI_TRY(MPI_Isend(&mine, sizeof mine, MPI_BYTE, l.path.rank,
+                               tag(tag_setup, l.path.axis, l.path.where), comm_.get(),
+                               &requests[ipc_links.size() + i]),
+                     "halo_exchange: sending IPC event handles");
+    }
+    FUNNEL_MPI_TRY(
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "halo_exchange: exchanging IPC event handles");
+    for (std::size_t i = 0; i < ipc_links.size(); ++i) {
+      const link& l = *ipc_links[i];
       ipc_peer& peer = peers_[l.path.rank];
-      if (!peer.free) peer.free.emplace(event::import_ipc(theirs.free));
+      if (!peer.free) peer.free.emplace(event::import_ipc(theirs[i].free));
       auto& written = peer.written[static_cast<std::size_t>(l.path.axis)];
-      if (!written) written.emplace(event::import_ipc(theirs.written[l.path.axis]));
+      if (!written) written.emplace(event::import_ipc(theirs[i].written[l.path.axis]));
     }
   }
 
