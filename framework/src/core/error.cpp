@@ -37,6 +37,7 @@ std::string cuda_error_string(int code) {
 #if FUNNEL_HAS_CUDA
   return cudaGetErrorString(static_cast<cudaError_t>(code));
 #else
+  (void)code;
   return "CUDA is not compiled into this build";
 #endif
 }
@@ -57,6 +58,11 @@ namespace detail {
 void check_cuda(int code, const char* call, const char* file, int line,
                 const std::string& context) {
   if (code == 0) return;
+#if FUNNEL_HAS_CUDA
+  // The failed call also set the thread's "last error"; clear it, or a later, unrelated
+  // cudaGetLastError() check (after a kernel launch) would report this error a second time.
+  (void)cudaGetLastError();
+#endif
   const std::string name = cuda_error_name(code);
   constexpr int memory_allocation = 2;  // cudaErrorMemoryAllocation
   if (code == memory_allocation) {
