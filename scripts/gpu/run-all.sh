@@ -72,6 +72,10 @@ stage_bench() {
     "${build}/bin/funnel-bench" all --json "${out}/bench.json" --plot "${out}" \
       >"${out}/bench.log" 2>&1 || rc=$?
     tail -40 "${out}/bench.log"
+    # Only 8 files come back from the device machine: pack the per-run logs into one.
+    if [[ -d "${out}/bench-runs" ]]; then
+      tar czf "${out}/bench-runs.tgz" -C "${out}" bench-runs && rm -rf "${out}/bench-runs"
+    fi
     record bench "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see bench.log / bench.json"
   else
     record bench missing "funnel-bench not built"
