@@ -62,6 +62,8 @@ if(NOT FUNNEL_ENABLE_KOKKOS STREQUAL "OFF")
   endif()
   if(Kokkos_FOUND)
     set(FUNNEL_HAS_KOKKOS 1)
+    include(FunnelKokkosRepair)
+    funnel_repair_kokkos_target()
   endif()
 endif()
 
@@ -84,6 +86,13 @@ if(NOT FUNNEL_ENABLE_HDF5 STREQUAL "OFF")
       set(FUNNEL_HAS_PARALLEL_HDF5 1)
     endif()
   endif()
+endif()
+
+# --- OpenMP (host kernels) -------------------------------------------------------------------
+set(FUNNEL_HAS_OPENMP 0)
+find_package(OpenMP COMPONENTS CXX)
+if(OpenMP_CXX_FOUND)
+  set(FUNNEL_HAS_OPENMP 1)
 endif()
 
 # --- tests / benchmarks -----------------------------------------------------------------------

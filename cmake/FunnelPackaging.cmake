@@ -18,4 +18,5 @@ configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/FunnelConfig.cmake.in
 write_basic_package_version_file(${PROJECT_BINARY_DIR}/FunnelConfigVersion.cmake
                                  COMPATIBILITY SameMinorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/FunnelConfig.cmake ${PROJECT_BINARY_DIR}/FunnelConfigVersion.cmake
+              ${PROJECT_SOURCE_DIR}/cmake/FunnelKokkosRepair.cmake
         DESTINATION ${FUNNEL_CMAKE_DIR})
