@@ -53,8 +53,12 @@ def main():
             continue
         for tool in args.tools.split(","):
             start = time.time()
-            proc = subprocess.run(wrap(command, tool, args.build) + [PERF_FILTER], capture_output=True, text=True,
-                                  env={**os.environ, **env}, timeout=900)
+            try:
+                proc = subprocess.run(wrap(command, tool, args.build) + [PERF_FILTER],
+                                      capture_output=True, text=True, env={**os.environ, **env},
+                                      timeout=150)
+            except subprocess.TimeoutExpired as e:
+                proc = subprocess.CompletedProcess(e.cmd, 124, str(e.stdout or ""), "timed out")
             text = proc.stdout + proc.stderr
             with open(os.path.join(args.log, f"sanitizer-{name}-{tool}.log"), "w") as f:
                 f.write(text)
