@@ -48,8 +48,10 @@ stage_test() {
 
 stage_sanitize() {
   local rc=0
-  python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}" >"${out}/sanitizer.log" 2>&1 || rc=$?
+  mkdir -p "${out}/sanitizer"
+  python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}/sanitizer" >"${out}/sanitizer.log" 2>&1 || rc=$?
   cat "${out}/sanitizer.log"
+  tar czf "${out}/sanitizer-logs.tgz" -C "${out}" sanitizer && rm -rf "${out}/sanitizer"
   record sanitize "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "$(tail -1 "${out}/sanitizer.log")"
 }
 
