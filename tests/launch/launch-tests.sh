@@ -1,0 +1,660 @@
+#!/usr/bin/env bash
+# The launch tests of funnel-run: one case per CTest test (see CMakeLists.txt beside this file).
+# Each case runs the real script, under real mpirun where ranks are involved, with the stand-ins
+# in fake-bin/ first on PATH, in a private temporary directory, and checks what the ranks saw
+# (fake-app's records), what the stand-ins were asked (FAKE_NVIDIA_LOG), and that no daemon,
+# reaper or directory is left behind.
+# Usage: launch-tests.sh CASE    (FUNNEL_RUN names the funnel-run to test; MPIEXEC the mpirun)
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+FUNNEL_RUN=${FUNNEL_RUN:-${here}/../../launch/funnel-run}
+MPIEXEC=${MPIEXEC:-mpirun}
+FAKE_APP=${here}/fake-app
+uid=$(id -u)
+passed=0
+failed=0
+
+# ---- checks -----------------------------------------------------------------------------------
+pass() { passed=$((passed + 1)); }
+fail() {
+  failed=$((failed + 1))
+  echo "FAIL: $*" >&2
+}
+# expect DESCRIPTION COMMAND...: passes when the command succeeds.
+expect() {
+  local what=$1
+  shift
+  if "$@"; then pass; else fail "${what}"; fi
+}
+expect_eq() { # expect_eq DESCRIPTION EXPECTED ACTUAL
+  if [[ $2 == "$3" ]]; then pass; else fail "$1: expected '$2', got '$3'"; fi
+}
+expect_contains() { # expect_contains DESCRIPTION NEEDLE HAYSTACK
+  if [[ $3 == *"$2"* ]]; then pass; else fail "$1: '$2' not in: $3"; fi
+}
+
+# ---- the case's private world -------------------------------------------------------------------
+setup() {
+  work=$(mktemp -d /tmp/flt.XXXXXX)
+  mkdir -p "${work}/t" "${work}/app"
+  export FUNNEL_TMPDIR=${work}/t FAKE_NVIDIA_LOG=${work}/nvidia.log FAKE_APP_DIR=${work}/app
+  export FUNNEL_REAPER_INTERVAL=0.2 FUNNEL_MPS_QUIT_WAIT=3 FUNNEL_JOB_ID=job$$ FUNNEL_STEP_ID=0
+  export PATH=${here}/fake-bin:${PATH}
+  export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  unset CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+  touch "${FAKE_NVIDIA_LOG}"
+  trap finish EXIT
+}
+
+# Processes this case started that must not outlive it: they all name its private directory.
+case_processes() { pgrep -f -- "${work}" || true; }
+
+finish() {
+  local rc=$? pid
+  for pid in $(case_processes); do kill -KILL "${pid}" 2>/dev/null || true; done
+  if ((failed > 0)) || ((rc != 0)); then
+    echo "--- fake nvidia log" >&2
+    tail -n 40 "${FAKE_NVIDIA_LOG}" >&2 || true
+  fi
+  rm -rf "${work}"
+  echo "${passed} passed, ${failed} failed"
+  if ((failed > 0 && rc == 0)); then exit 1; fi
+  exit "${rc}"
+}
+
+mpi() { # mpi NP ARGS...: funnel-run under real mpirun
+  local np=$1
+  shift
+  "${MPIEXEC}" --oversubscribe -np "${np}" "${FUNNEL_RUN}" "$@"
+}
+
+# mpi_bg NP ARGS...: the same in the background; launcher= its pid (mpirun's own, to signal it)
+launcher=""
+mpi_bg() {
+  local np=$1
+  shift
+  "${MPIEXEC}" --oversubscribe -np "${np}" "${FUNNEL_RUN}" "$@" >/dev/null 2>&1 &
+  launcher=$!
+}
+
+uuid_of() { printf 'GPU-%08x-fa4e-4b1d-8c2a-%012x' $((0x5eed0000 + $1)) $(($1 + 1)); }
+
+daemon_starts() { grep -c -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" || true; }
+live_daemons() { pgrep -f -- "--fake-daemon ${work}" | wc -l; }
+live_reapers() { pgrep -f -- "--internal-reap ${work}" | wc -l; }
+instances() { find "${FUNNEL_TMPDIR}" -mindepth 2 -maxdepth 2 2>/dev/null | wc -l; }
+
+# True once no daemon, no reaper and no instance directory of this case is left (10 s at most).
+torn_down() {
+  local deadline=$((SECONDS + ${1:-10}))
+  while ((SECONDS < deadline)); do
+    if (($(live_daemons) == 0 && $(live_reapers) == 0 && $(instances) == 0)); then return 0; fi
+    sleep 0.2
+  done
+  echo "left behind: daemons=$(live_daemons) reapers=$(live_reapers) instances=$(instances)" >&2
+  find "${FUNNEL_TMPDIR}" >&2 || true
+  return 1
+}
+
+# Waits until N app records exist (the apps started); 20 s at most.
+wait_apps() {
+  local n=$1 deadline=$((SECONDS + 20))
+  while ((SECONDS < deadline)); do
+    (($(app_files | wc -l) >= n)) && return 0
+    sleep 0.1
+  done
+  return 1
+}
+app_files() { find "${FAKE_APP_DIR}" -name 'rank.*' ! -name '*.tmp' | sort; }
+# app_value FILE KEY: the value of KEY= in an app record
+app_value() { sed -n "s/^$2=//p" "$1" | head -n 1; }
+app_file_of_rank() { find "${FAKE_APP_DIR}" -name "rank.$1.*" ! -name '*.tmp' | head -n 1; }
+
+# ---- cases ------------------------------------------------------------------------------------
+case_help_version() {
+  local help opt var
+  help=$("${FUNNEL_RUN}" --help)
+  # Every option the parser accepts and every FUNNEL_* variable the script reads is documented.
+  # shellcheck disable=SC2013 # option names have no spaces
+  for opt in $(grep -oE '^ +--[a-z-]+( \| -h)?\)' "${FUNNEL_RUN}" | grep -oE -- '--[a-z-]+'); do
+    expect_contains "--help documents ${opt}" "${opt}" "${help}"
+  done
+  # shellcheck disable=SC2013 # variable names have no spaces
+  for var in $(grep -oE '\$\{FUNNEL_[A-Z_]+' "${FUNNEL_RUN}" | sort -u | cut -c3-); do
+    expect_contains "--help documents ${var}" "${var}" "${help}"
+  done
+  expect "--help names at least 15 options" test "$(grep -cE '^ +--[a-z-]+( \| -h)?\)' "${FUNNEL_RUN}")" -ge 15
+  local version
+  version=$("${FUNNEL_RUN}" --version)
+  expect "--version names the program" test "${version%% *}" = funnel-run
+}
+
+case_bad_values() {
+  local args out rc
+  local -a cases=(
+    "--policy bogus|bogus" "--mps maybe|maybe" "--mps-thread-percentage 0|0"
+    "--mps-thread-percentage 101|101" "--mps-thread-percentage lots|lots"
+    "--max-connections 33|33" "--max-connections 0|0" "--streams 0|0" "--streams -3|-3"
+    "--mps-wait 0|0" "--mps-wait soon|soon" "--gpus 1,,2|1,,2" "--gpus first|first"
+    "--mps-pinned-mem-limit 8X|8X" "--mps-max-clients 0|0" "--mps-client-devices index|index"
+    "--tmpdir relative/dir|relative/dir" "--tmpdir /no/such/dir|/no/such/dir"
+    "--bogus-option|--bogus-option" "--policy=packed,numa|packed,numa")
+  for entry in "${cases[@]}"; do
+    args=${entry%|*}
+    rc=0
+    # shellcheck disable=SC2086 # the arguments are meant to be split
+    out=$("${FUNNEL_RUN}" ${args} -- true 2>&1) || rc=$?
+    expect_eq "exit status of '${args}'" 2 "${rc}"
+    expect_eq "one line for '${args}'" 1 "$(wc -l <<<"${out}")"
+    expect_contains "message of '${args}' names the value" "'${entry#*|}'" "${out}"
+  done
+  rc=0
+  out=$("${FUNNEL_RUN}" --policy 2>&1) || rc=$?
+  expect_eq "missing option value" 2 "${rc}"
+  rc=0
+  out=$(FUNNEL_POLICY=sideways "${FUNNEL_RUN}" -- true 2>&1) || rc=$?
+  expect_eq "bad FUNNEL_POLICY" 2 "${rc}"
+  expect_contains "FUNNEL_POLICY message" "sideways" "${out}"
+  rc=0
+  out=$(FUNNEL_DRY_RUN=yes "${FUNNEL_RUN}" -- true 2>&1) || rc=$?
+  expect_eq "bad FUNNEL_DRY_RUN" 2 "${rc}"
+  rc=0
+  out=$("${FUNNEL_RUN}" 2>&1) || rc=$?
+  expect_eq "no app" 2 "${rc}"
+}
+
+case_app_status() {
+  local rc out
+  rc=0
+  "${FUNNEL_RUN}" --mps on -- "${work}/no-such-app" 2>/dev/null || rc=$?
+  expect_eq "missing app path" 127 "${rc}"
+  rc=0
+  "${FUNNEL_RUN}" -- no-such-command-funnel 2>/dev/null || rc=$?
+  expect_eq "missing command" 127 "${rc}"
+  printf '#!/bin/sh\nexit 0\n' >"${work}/not-executable"
+  chmod 644 "${work}/not-executable"
+  rc=0
+  "${FUNNEL_RUN}" --mps on -- "${work}/not-executable" 2>/dev/null || rc=$?
+  expect_eq "not executable" 126 "${rc}"
+  rc=0
+  "${FUNNEL_RUN}" -- "${work}" 2>/dev/null || rc=$?
+  expect_eq "a directory" 126 "${rc}"
+  expect_eq "no daemon for an app that cannot run" 0 "$(daemon_starts)"
+
+  rc=0
+  FAKE_APP_EXIT=3 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" || rc=$?
+  expect_eq "app's exit status" 3 "${rc}"
+  rc=0
+  "${FUNNEL_RUN}" -- bash -c 'kill -KILL $$' 2>/dev/null || rc=$?
+  expect_eq "app killed by SIGKILL" 137 "${rc}"
+  rc=0
+  "${FUNNEL_RUN}" "${FAKE_APP}" || rc=$?
+  expect_eq "app without --" 0 "${rc}"
+  expect "teardown after the runs" torn_down
+
+  # Signals reach the app; the wrapper ends with the app's status.
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  FAKE_APP_SLEEP=30 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" &
+  local wrapper=$!
+  expect "app started" wait_apps 1
+  local file
+  file=$(app_files)
+  kill -USR1 "${wrapper}"
+  sleep 0.5
+  kill -TERM "${wrapper}"
+  rc=0
+  wait "${wrapper}" || rc=$?
+  expect_eq "wrapper status after SIGTERM" 143 "${rc}"
+  expect "SIGUSR1 forwarded" grep -qx signal=USR1 "${file}"
+  expect "SIGTERM forwarded" grep -qx signal=TERM "${file}"
+  expect "teardown after SIGTERM" torn_down
+}
+
+# binding KEY ARGS... (environment from the caller): the KEY= value of a dry run's binding line
+plan() {
+  local out
+  out=$("${FUNNEL_RUN}" --dry-run "$@" -- true 2>&1) || return $?
+  sed -n 's/.*binding //p' <<<"${out}"
+}
+plan_raw() { "${FUNNEL_RUN}" --dry-run "$@" -- true 2>&1; }
+field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
+
+case_local_rank() {
+  local line rc
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=3 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan)
+  expect_eq "openmpi" "openmpi 3 8" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(SLURM_LOCALID=1 SLURM_STEP_TASKS_PER_NODE='4(x2),3' SLURM_NODEID=2 plan)
+  expect_eq "slurm, third node" "slurm 1 3" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(SLURM_LOCALID=2 SLURM_TASKS_PER_NODE=4 plan)
+  expect_eq "slurm, job tasks" "slurm 2 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2 plan)
+  expect_eq "hydra" "hydra 1 2" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(MV2_COMM_WORLD_LOCAL_RANK=5 MV2_COMM_WORLD_LOCAL_SIZE=6 plan)
+  expect_eq "mvapich2" "mvapich2 5 6" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(PMI_LOCAL_RANK=0 PMI_LOCAL_SIZE=4 plan)
+  expect_eq "pmi" "pmi 0 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(PALS_LOCAL_RANKID=3 PALS_LOCAL_SIZE=4 plan)
+  expect_eq "pals" "pals 3 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SLURM_LOCALID=0 SLURM_TASKS_PER_NODE=1 plan)
+  expect_eq "mpirun inside an allocation" "openmpi 1 2" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  line=$(SLURM_NTASKS=1 plan)
+  expect_eq "one rank, no launcher" "none 0 1" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+  rc=0
+  PMI_SIZE=4 plan >/dev/null 2>&1 || rc=$?
+  expect_eq "several ranks implied, no local rank" 2 "${rc}"
+  rc=0
+  OMPI_COMM_WORLD_LOCAL_RANK=8 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan >/dev/null 2>&1 || rc=$?
+  expect_eq "local rank out of range" 2 "${rc}"
+  rc=0
+  SLURM_LOCALID=0 plan >/dev/null 2>&1 || rc=$?
+  expect_eq "SLURM_LOCALID without tasks per node" 2 "${rc}"
+}
+
+# gpus_of SIZE ARGS...: the nvidia-smi index of each local rank's GPU, space-separated
+gpus_of() {
+  local size=$1 r out=()
+  shift
+  for ((r = 0; r < size; r++)); do
+    out+=("$(field gpu "$(OMPI_COMM_WORLD_LOCAL_RANK=${r} OMPI_COMM_WORLD_LOCAL_SIZE=${size} plan "$@")")")
+  done
+  echo "${out[*]}"
+}
+
+case_binding_tables() {
+  export FAKE_GPU_COUNT=4
+  expect_eq "round-robin 8 on 4" "0 1 2 3 0 1 2 3" "$(gpus_of 8)"
+  expect_eq "packed 8 on 4" "0 0 1 1 2 2 3 3" "$(gpus_of 8 --policy packed)"
+  expect_eq "packed 6 on 4" "0 0 1 1 2 2" "$(gpus_of 6 --policy packed)"
+  expect_eq "packed 3 on 4" "0 1 2" "$(gpus_of 3 --policy packed)"
+  expect_eq "explicit slot list" "0 0 1 1 0 0 1 1" "$(gpus_of 8 --gpus 0,0,1,1)"
+  expect_eq "by UUID" "2 2 2" "$(gpus_of 3 --gpus "$(uuid_of 2)")"
+  expect_eq "CUDA_VISIBLE_DEVICES indices" "2 3 2 3" "$(CUDA_VISIBLE_DEVICES=2,3 gpus_of 4)"
+  expect_eq "CUDA_VISIBLE_DEVICES + --gpus" "3 3" "$(CUDA_VISIBLE_DEVICES=2,3 gpus_of 2 --gpus 1)"
+  expect_eq "CUDA_VISIBLE_DEVICES UUID" "1 1" "$(CUDA_VISIBLE_DEVICES=$(uuid_of 1) gpus_of 2)"
+  expect_eq "CUDA_VISIBLE_DEVICES stops at a bad entry" "1 1" "$(CUDA_VISIBLE_DEVICES=1,7,2 gpus_of 2 2>/dev/null)"
+  expect_eq "CUDA_VISIBLE_DEVICES empty" "- -" "$(CUDA_VISIBLE_DEVICES='' gpus_of 2)"
+  expect_eq "no GPU at all" "-" "$(FAKE_GPU_COUNT=0 gpus_of 1 2>/dev/null)"
+
+  local line rc out
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=5 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan --print-binding)
+  expect_eq "uuid of rank 5" "$(uuid_of 1)" "$(field uuid "${line}")"
+  expect_eq "ranks on GPU" 2 "$(field ranks_on_gpu "${line}")"
+  expect_eq "auto: MPS when shared" on "$(field mps "${line}")"
+  expect_contains "pipe names user, job, step and GPU" "/funnel-${uid}/job$$.0.$(uuid_of 1)/pipe" "$(field pipe "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=4 plan)
+  expect_eq "auto: no MPS when not shared" off "$(field mps "${line}")"
+  expect_eq "no pipe without MPS" - "$(field pipe "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=4 plan --mps on)
+  expect_eq "--mps on" on "$(field mps "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan --mps off)
+  expect_eq "--mps off" off "$(field mps "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 FUNNEL_MPS=off plan)
+  expect_eq "FUNNEL_MPS=off" off "$(field mps "${line}")"
+
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan --mps-thread-percentage auto)
+  expect_eq "thread percentage auto, 2 per GPU" 50 "$(field threads "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=3 plan --gpus 0 --mps-thread-percentage auto)
+  expect_eq "thread percentage auto, 3 per GPU" 33 "$(field threads "${line}")"
+  line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan --mps-thread-percentage 40)
+  expect_eq "thread percentage given" 40 "$(field threads "${line}")"
+  line=$(plan)
+  expect_eq "default connections" 8 "$(field connections "${line}")"
+  line=$(plan --streams 4)
+  expect_eq "connections from streams" 4 "$(field connections "${line}")"
+  line=$(plan --streams 100)
+  expect_eq "connections capped" 32 "$(field connections "${line}")"
+  line=$(FUNNEL_MAX_CONNECTIONS=16 plan --streams 4)
+  expect_eq "connections given" 16 "$(field connections "${line}")"
+
+  rc=0
+  out=$(plan_raw --gpus 4) || rc=$?
+  expect_eq "GPU index that does not exist" 2 "${rc}"
+  expect_contains "message names the index and the range" "GPU index 4 does not exist (visible GPUs: 0-3)" "${out}"
+  rc=0
+  out=$(plan_raw --gpus GPU-deadbeef) || rc=$?
+  expect_eq "GPU UUID that does not exist" 2 "${rc}"
+  expect_contains "message names the UUID" "GPU-deadbeef" "${out}"
+  rc=0
+  out=$(CUDA_VISIBLE_DEVICES=0,1 plan_raw --gpus "$(uuid_of 3)") || rc=$?
+  expect_eq "GPU hidden by CUDA_VISIBLE_DEVICES" 2 "${rc}"
+  rc=0
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=49 plan_raw --gpus 0) || rc=$?
+  expect_eq "49 ranks on one GPU under MPS" 2 "${rc}"
+  expect_contains "message names the limit" "49 ranks on one GPU is more than MPS allows (48" "${out}"
+  rc=0
+  OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=49 plan --gpus 0 --mps off >/dev/null || rc=$?
+  expect_eq "49 ranks on one GPU without MPS" 0 "${rc}"
+  rc=0
+  OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=96 plan >/dev/null || rc=$?
+  expect_eq "96 ranks on 4 GPUs (24 each)" 0 "${rc}"
+  rc=0
+  OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=5 plan --gpus 0 --mps-max-clients 4 >/dev/null 2>&1 || rc=$?
+  expect_eq "--mps-max-clients" 2 "${rc}"
+
+  # numa: the GPU whose CPU affinity holds the rank's cores.
+  if (($(nproc) >= 2)) && command -v taskset >/dev/null; then
+    export FAKE_GPU_COUNT=2 FAKE_GPU_CPU_AFFINITY="0;1"
+    expect_eq "numa, core 1" 1 "$(field gpu "$(taskset -c 1 "${FUNNEL_RUN}" --dry-run --policy numa -- true 2>&1 | sed -n 's/.*binding //p')")"
+    expect_eq "numa, core 0" 0 "$(field gpu "$(taskset -c 0 "${FUNNEL_RUN}" --dry-run --policy numa -- true 2>&1 | sed -n 's/.*binding //p')")"
+    export FAKE_GPU_CPU_AFFINITY="0-1;0-1"
+    expect_eq "numa without locality falls back to round-robin" "0 1" "$(gpus_of 2 --policy numa)"
+  else
+    echo "numa checks skipped: fewer than 2 CPUs or no taskset"
+  fi
+  expect_eq "dry runs start nothing" 0 "$(daemon_starts)"
+  expect_eq "dry runs create nothing" 0 "$(find "${FUNNEL_TMPDIR}" -mindepth 1 | wc -l)"
+}
+
+case_mpirun_mps() {
+  export FAKE_GPU_COUNT=2
+  local out rc=0 f r gpu
+  out=$(FAKE_APP_SLEEP=1 mpi 8 --print-binding --mps-thread-percentage auto \
+    --mps-pinned-mem-limit 2G --streams 4 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "mpirun status" 0 "${rc}"
+  expect_eq "one binding line per rank" 8 "$(grep -c 'funnel-run: binding' <<<"${out}")"
+  expect_eq "8 apps ran" 8 "$(app_files | wc -l)"
+  expect_eq "one daemon per GPU" 2 "$(daemon_starts)"
+  expect_eq "daemons on distinct pipes" 2 "$(grep -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" | grep -oE 'pipe=[^ ]+' | sort -u | wc -l)"
+  for gpu in 0 1; do
+    expect_eq "daemon of GPU ${gpu} sees only it" 1 "$(grep -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" | grep -c "cvd=$(uuid_of "${gpu}")$")"
+  done
+  for ((r = 0; r < 8; r++)); do
+    f=$(app_file_of_rank "${r}")
+    [[ -n ${f} ]] || {
+      fail "no record of local rank ${r}"
+      continue
+    }
+    gpu=$((r % 2))
+    expect_eq "rank ${r} local size" 8 "$(app_value "${f}" FUNNEL_LOCAL_SIZE)"
+    expect_eq "rank ${r} launcher" funnel-run "$(app_value "${f}" FUNNEL_LAUNCHER)"
+    expect_eq "rank ${r} GPU index" "${gpu}" "$(app_value "${f}" FUNNEL_GPU_INDEX)"
+    expect_eq "rank ${r} GPU UUID" "$(uuid_of "${gpu}")" "$(app_value "${f}" FUNNEL_GPU_UUID)"
+    expect_eq "rank ${r} CUDA_VISIBLE_DEVICES" "$(uuid_of "${gpu}")" "$(app_value "${f}" CUDA_VISIBLE_DEVICES)"
+    expect_eq "rank ${r} ranks on GPU" 4 "$(app_value "${f}" FUNNEL_RANKS_ON_GPU)"
+    expect_eq "rank ${r} MPS" on "$(app_value "${f}" FUNNEL_MPS)"
+    expect_eq "rank ${r} pipe" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_contains "rank ${r} pipe is its GPU's" "job$$.0.$(uuid_of "${gpu}")/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_eq "rank ${r} pipe private" "700:${uid}" "$(app_value "${f}" pipe_mode)"
+    expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
+    expect_eq "rank ${r} daemon still up at its exit" 1 "$(app_value "${f}" mps_answered_at_exit)"
+    expect_eq "rank ${r} thread percentage" 25 "$(app_value "${f}" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE)"
+    expect_eq "rank ${r} pinned limit" 0=2G "$(app_value "${f}" CUDA_MPS_PINNED_DEVICE_MEM_LIMIT)"
+    expect_eq "rank ${r} connections" 4 "$(app_value "${f}" CUDA_DEVICE_MAX_CONNECTIONS)"
+  done
+  expect_eq "local ranks 0-7 once each" "0 1 2 3 4 5 6 7" \
+    "$(for f in $(app_files); do app_value "${f}" FUNNEL_LOCAL_RANK; done | sort -n | tr '\n' ' ' | sed 's/ $//')"
+  expect "teardown after normal exit" torn_down
+  expect_eq "both daemons quit (not killed)" 2 "$(grep -c 'daemon-exit .*reason=quit' "${FAKE_NVIDIA_LOG}")"
+
+  # One rank per GPU: no MPS under auto.
+  rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+  rc=0
+  FAKE_GPU_COUNT=4 mpi 4 -- "${FAKE_APP}" || rc=$?
+  expect_eq "4 ranks on 4 GPUs" 0 "${rc}"
+  expect_eq "no daemon when no GPU is shared" 0 "$(daemon_starts)"
+  for f in $(app_files); do
+    expect_eq "MPS off in $(basename "${f}")" off "$(app_value "${f}" FUNNEL_MPS)"
+    expect_eq "no pipe in $(basename "${f}")" "" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)"
+  done
+
+  # The client-side choice: --mps-client-devices unset leaves the daemon to pick the GPU.
+  rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+  rc=0
+  FAKE_GPU_COUNT=1 CUDA_VISIBLE_DEVICES=0 mpi 2 --mps-client-devices unset -- "${FAKE_APP}" || rc=$?
+  expect_eq "client devices unset" 0 "${rc}"
+  expect_eq "daemon still started on the GPU's UUID" 1 "$(grep -c "mps-control -d .*cvd=$(uuid_of 0)$" "${FAKE_NVIDIA_LOG}")"
+  for f in $(app_files); do
+    expect_eq "no CUDA_VISIBLE_DEVICES in $(basename "${f}")" "" "$(app_value "${f}" CUDA_VISIBLE_DEVICES)"
+    expect_eq "MPS on in $(basename "${f}")" on "$(app_value "${f}" FUNNEL_MPS)"
+  done
+  expect "teardown" torn_down
+}
+
+case_kill_rank() {
+  export FAKE_GPU_COUNT=1
+  FAKE_APP_SLEEP=60 mpi_bg 4 -- "${FAKE_APP}"
+  local rc=0
+  expect "4 apps started" wait_apps 4
+  expect_eq "one daemon while running" 1 "$(live_daemons)"
+  kill -KILL "$(app_value "$(app_file_of_rank 2)" pid)"
+  wait "${launcher}" || rc=$?
+  expect "mpirun reports the failure" test "${rc}" -ne 0
+  expect "teardown after kill -9 of a rank" torn_down
+}
+
+case_kill_wrapper() {
+  export FAKE_GPU_COUNT=1
+  # Two ranks of one job, started by hand so that their wrappers can be killed one by one.
+  OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=2 FAKE_APP_SLEEP=60 \
+    "${FUNNEL_RUN}" -- "${FAKE_APP}" &
+  local wrapper0=$!
+  OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 FAKE_APP_SLEEP=60 \
+    "${FUNNEL_RUN}" -- "${FAKE_APP}" &
+  local wrapper1=$!
+  expect "2 apps started" wait_apps 2
+  local app0 app1
+  app0=$(app_value "$(app_file_of_rank 0)" pid)
+  app1=$(app_value "$(app_file_of_rank 1)" pid)
+  expect_eq "one daemon" 1 "$(live_daemons)"
+  kill -KILL "${wrapper0}"
+  wait "${wrapper0}" 2>/dev/null || true
+  sleep 1.5
+  expect_eq "daemon stays while the orphaned app of the killed wrapper runs" 1 "$(live_daemons)"
+  kill -KILL "${wrapper1}" "${app1}"
+  wait "${wrapper1}" 2>/dev/null || true
+  sleep 1.5
+  expect_eq "daemon stays while one app runs" 1 "$(live_daemons)"
+  kill -KILL "${app0}"
+  expect "teardown after kill -9 of the wrappers and their apps" torn_down
+  expect_eq "the daemon was asked to quit" 1 "$(grep -c 'daemon-exit .*reason=quit' "${FAKE_NVIDIA_LOG}")"
+}
+
+case_sigterm() {
+  export FAKE_GPU_COUNT=1
+  FAKE_APP_SLEEP=60 mpi_bg 4 -- "${FAKE_APP}"
+  local rc=0 f
+  expect "4 apps started" wait_apps 4
+  # What scancel does to the apps: SIGTERM (the wrappers get it too; see the slurm tests).
+  for f in $(app_files); do kill -TERM "$(app_value "${f}" pid)"; done
+  wait "${launcher}" || rc=$?
+  expect "mpirun reports the terminated ranks" test "${rc}" -ne 0
+  for f in $(app_files); do expect "$(basename "${f}") got SIGTERM" grep -qx signal=TERM "${f}"; done
+  expect "teardown after SIGTERM" torn_down
+
+  # SIGTERM to mpirun itself: it terminates the wrappers, which forward to the apps.
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  FAKE_APP_SLEEP=60 mpi_bg 4 -- "${FAKE_APP}"
+  expect "4 apps started again" wait_apps 4
+  kill -TERM "${launcher}"
+  rc=0
+  wait "${launcher}" || rc=$?
+  expect "mpirun ends non-zero" test "${rc}" -ne 0
+  for f in $(app_files); do expect "$(basename "${f}") got SIGTERM through mpirun" grep -qx signal=TERM "${f}"; done
+  expect "teardown after SIGTERM to mpirun" torn_down
+}
+
+case_sigterm_startup() {
+  export FAKE_GPU_COUNT=1 FAKE_MPS_START_DELAY=2
+  "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>"${work}/err" &
+  local wrapper=$! rc=0 deadline=$((SECONDS + 10))
+  until grep -q -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  kill -TERM "${wrapper}"
+  wait "${wrapper}" || rc=$?
+  expect_eq "status after SIGTERM during start-up" 143 "${rc}"
+  expect_eq "the app never ran" 0 "$(app_files | wc -l)"
+  expect "teardown of the half-started daemon" torn_down 15
+  expect "the message says so" grep -q 'during start-up' "${work}/err"
+}
+
+case_mps_missing() {
+  export FAKE_GPU_COUNT=1
+  mkdir -p "${work}/bin"
+  ln -s "${here}/fake-bin/nvidia-smi" "${work}/bin/nvidia-smi"
+  local rc=0 err f
+  PATH="${work}/bin:/usr/local/bin:/usr/bin:/bin" mpi 4 -- "${FAKE_APP}" 2>"${work}/err" || rc=$?
+  err=$(cat "${work}/err")
+  expect_eq "runs without MPS" 0 "${rc}"
+  expect_eq "one warning per node" 1 "$(grep -c 'nvidia-cuda-mps-control not found' <<<"${err}")"
+  expect_eq "4 apps" 4 "$(app_files | wc -l)"
+  for f in $(app_files); do
+    expect_eq "MPS off in $(basename "${f}")" off "$(app_value "${f}" FUNNEL_MPS)"
+    expect_eq "no pipe in $(basename "${f}")" "" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)"
+  done
+  rc=0
+  PATH="${work}/bin:/usr/local/bin:/usr/bin:/bin" "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>/dev/null || rc=$?
+  expect_eq "--mps on falls back too" 0 "${rc}"
+  expect_eq "nothing started" 0 "$(daemon_starts)"
+}
+
+case_insecure_dirs() {
+  export FAKE_GPU_COUNT=1
+  local root=${FUNNEL_TMPDIR}/funnel-${uid} rc err
+  local inst
+  inst=${root}/job$$.0.$(uuid_of 0)
+  try_run() {
+    rc=0
+    err=$("${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  }
+  mkdir -m 755 "${root}"
+  try_run
+  expect_eq "loose user directory refused" 1 "${rc}"
+  expect_contains "message names it" "refusing to use '${root}'" "${err}"
+  chmod 700 "${root}"
+  mkdir -m 700 "${inst}"
+  mkdir -m 777 "${inst}/pipe"
+  try_run
+  expect_eq "world-writable pipe directory refused" 1 "${rc}"
+  expect_contains "message names the mode" "mode 777" "${err}"
+  chmod 700 "${inst}/pipe"
+  if ((uid == 0)); then
+    chown 65534 "${inst}/pipe"
+    try_run
+    expect_eq "pipe directory of another user refused" 1 "${rc}"
+    expect_contains "message names the owner" "owned by uid 65534" "${err}"
+    rm -rf "${inst}/pipe"
+    mkdir -m 700 "${inst}/pipe"
+  fi
+  rm -rf "${inst}/pipe"
+  ln -s /tmp "${inst}/pipe"
+  try_run
+  expect_eq "symlinked pipe directory refused" 1 "${rc}"
+  rm -f "${inst}/pipe"
+  expect_eq "no daemon was started" 0 "$(daemon_starts)"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  try_run
+  expect_eq "runs once the directories are sound" 0 "${rc}"
+  expect "teardown" torn_down
+}
+
+case_stale_daemon() {
+  export FAKE_GPU_COUNT=1
+  local root=${FUNNEL_TMPDIR}/funnel-${uid} rc=0 err old
+  local inst
+  inst=${root}/job$$.0.$(uuid_of 0)
+  mkdir -m 700 "${root}" "${inst}" "${inst}/pipe" "${inst}/log"
+  # An earlier job with the same id left its daemon: no reaper, no rank.
+  CUDA_MPS_PIPE_DIRECTORY=${inst}/pipe CUDA_MPS_LOG_DIRECTORY=${inst}/log nvidia-cuda-mps-control -d
+  sleep 0.3
+  old=$(cat "${inst}/pipe/nvidia-cuda-mps-control.pid")
+  err=$(FAKE_APP_SLEEP=1 mpi 2 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "runs" 0 "${rc}"
+  expect_contains "warns" "stale MPS daemon" "${err}"
+  expect "the stale daemon was stopped" grep -q "daemon-exit pid=${old} reason=quit" "${FAKE_NVIDIA_LOG}"
+  expect_eq "one fresh daemon started" 2 "$(daemon_starts)"
+  local f
+  for f in $(app_files); do expect_eq "$(basename "${f}") answered" 1 "$(app_value "${f}" mps_answered)"; done
+  expect "teardown" torn_down
+}
+
+case_two_jobs() {
+  export FAKE_GPU_COUNT=1
+  mkdir -p "${work}/appA" "${work}/appB"
+  FUNNEL_JOB_ID=long$$ FAKE_APP_DIR=${work}/appA FAKE_APP_SLEEP=5 mpi_bg 2 --mps on -- "${FAKE_APP}"
+  local long_job=${launcher} rc=0 f
+  sleep 0.5
+  FUNNEL_JOB_ID=short$$ FAKE_APP_DIR=${work}/appB FAKE_APP_SLEEP=1 mpi 2 --mps on -- "${FAKE_APP}" || rc=$?
+  expect_eq "first job" 0 "${rc}"
+  local deadline=$((SECONDS + 8))
+  while (($(live_daemons) > 1)) && ((SECONDS < deadline)); do sleep 0.1; done
+  expect_eq "first job's daemon gone, second's running" 1 "$(live_daemons)"
+  rc=0
+  wait "${long_job}" || rc=$?
+  expect_eq "second job" 0 "${rc}"
+  expect_eq "two daemons in all" 2 "$(daemon_starts)"
+  expect_eq "on two pipes" 2 "$(grep -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" | grep -oE 'pipe=[^ ]+' | sort -u | wc -l)"
+  for f in "${work}"/appA/rank.*; do
+    expect_eq "second job's daemon outlived the first job ($(basename "${f}"))" 1 "$(app_value "${f}" mps_answered_at_exit)"
+  done
+  expect "teardown of both" torn_down
+}
+
+case_site_mps() {
+  export FAKE_GPU_COUNT=1
+  mkdir -m 700 "${work}/site" "${work}/site/pipe" "${work}/site/log"
+  CUDA_MPS_PIPE_DIRECTORY=${work}/site/pipe CUDA_MPS_LOG_DIRECTORY=${work}/site/log nvidia-cuda-mps-control -d
+  sleep 0.3
+  local rc=0 f
+  CUDA_MPS_PIPE_DIRECTORY=${work}/site/pipe CUDA_MPS_LOG_DIRECTORY=${work}/site/log \
+    mpi 2 -- "${FAKE_APP}" || rc=$?
+  expect_eq "runs" 0 "${rc}"
+  expect_eq "no daemon of its own" 1 "$(daemon_starts)"
+  for f in $(app_files); do
+    expect_eq "$(basename "${f}") uses the site's daemon" "${work}/site/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_eq "$(basename "${f}") answered" 1 "$(app_value "${f}" mps_answered)"
+  done
+  sleep 1
+  expect_eq "the site's daemon is left running" 1 "$(live_daemons)"
+  expect_eq "nobody asked it to quit" 0 "$(grep -c 'cmd=quit' "${FAKE_NVIDIA_LOG}")"
+  CUDA_MPS_PIPE_DIRECTORY=${work}/site/pipe nvidia-cuda-mps-control <<<quit
+}
+
+case_cleanup() {
+  export FAKE_GPU_COUNT=1
+  FAKE_APP_SLEEP=60 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" &
+  local wrapper=$!
+  expect "app started" wait_apps 1
+  local app
+  app=$(app_value "$(app_files)" pid)
+  "${FUNNEL_RUN}" --cleanup
+  expect_eq "--cleanup leaves a live job's daemon" 1 "$(live_daemons)"
+  # Everything but the daemon dies at once (as under a cgroup kill that missed the daemon).
+  kill -KILL "$(pgrep -f -- "--internal-reap ${work}")" "${wrapper}" "${app}"
+  wait "${wrapper}" 2>/dev/null || true
+  sleep 0.5
+  expect_eq "the daemon is stranded" 1 "$(live_daemons)"
+  local out
+  out=$("${FUNNEL_RUN}" --cleanup)
+  expect_contains "--cleanup reports it" "stopped the MPS instance job$$" "${out}"
+  expect "--cleanup stops a stranded daemon" torn_down
+
+  # --cleanup --job stops a job's daemon even while ranks still run (an epilog).
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  FAKE_APP_SLEEP=60 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" &
+  wrapper=$!
+  expect "app started again" wait_apps 1
+  "${FUNNEL_RUN}" --cleanup --job other-job
+  expect_eq "--cleanup --job leaves other jobs alone" 1 "$(live_daemons)"
+  "${FUNNEL_RUN}" --cleanup --job "job$$" >/dev/null
+  expect_eq "--cleanup --job stops its job's daemon" 0 "$(live_daemons)"
+  kill -TERM "${wrapper}"
+  wait "${wrapper}" 2>/dev/null || true
+  expect "and nothing is left" torn_down
+}
+
+main() {
+  local name=${1:?usage: launch-tests.sh CASE}
+  declare -F "case_${name}" >/dev/null || {
+    echo "launch-tests.sh: unknown case '${name}'" >&2
+    exit 2
+  }
+  command -v "${MPIEXEC}" >/dev/null || {
+    echo "skipped: ${MPIEXEC} not found"
+    exit 77
+  }
+  setup
+  "case_${name}"
+}
+
+main "$@"
