@@ -620,7 +620,10 @@ case_cleanup() {
   "${FUNNEL_RUN}" --cleanup
   expect_eq "--cleanup leaves a live job's daemon" 1 "$(live_daemons)"
   # Everything but the daemon dies at once (as under a cgroup kill that missed the daemon).
-  kill -KILL "$(pgrep -f -- "--internal-reap ${work}")" "${wrapper}" "${app}"
+  local reaper
+  for reaper in $(pgrep -f -- "--internal-reap ${work}"); do kill -KILL "${reaper}"; done
+  expect_eq "reaper killed" 0 "$(live_reapers)"
+  kill -KILL "${wrapper}" "${app}"
   wait "${wrapper}" 2>/dev/null || true
   sleep 0.5
   expect_eq "the daemon is stranded" 1 "$(live_daemons)"
@@ -641,6 +644,55 @@ case_cleanup() {
   kill -TERM "${wrapper}"
   wait "${wrapper}" 2>/dev/null || true
   expect "and nothing is left" torn_down
+}
+
+# ---- under a real single-node Slurm (run through slurm-harness.sh, which sets SLURM_CONF) -------
+need_slurm() {
+  if [[ -z ${SLURM_CONF:-} ]] || ! command -v srun >/dev/null; then
+    echo "skipped: run this case through slurm-harness.sh"
+    exit 77
+  fi
+  # The job and step ids come from Slurm here.
+  unset FUNNEL_JOB_ID FUNNEL_STEP_ID
+}
+
+case_slurm_srun() {
+  need_slurm
+  export FAKE_GPU_COUNT=2
+  local out rc=0 f r
+  out=$(FAKE_APP_SLEEP=1 srun -N 1 -n 8 --overcommit "${FUNNEL_RUN}" --print-binding -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "srun status" 0 "${rc}"
+  expect_eq "one binding line per rank" 8 "$(grep -c 'binding .*launcher=slurm' <<<"${out}")"
+  expect_eq "8 apps ran" 8 "$(app_files | wc -l)"
+  expect_eq "one daemon per GPU" 2 "$(daemon_starts)"
+  for ((r = 0; r < 8; r++)); do
+    f=$(app_file_of_rank "${r}")
+    [[ -n ${f} ]] || {
+      fail "no record of local rank ${r}"
+      continue
+    }
+    expect_eq "rank ${r} local size" 8 "$(app_value "${f}" FUNNEL_LOCAL_SIZE)"
+    expect_eq "rank ${r} GPU" "$(uuid_of $((r % 2)))" "$(app_value "${f}" CUDA_VISIBLE_DEVICES)"
+    expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
+    expect "rank ${r} pipe names the Slurm job and step"       grep -qE "^FUNNEL_MPS_PIPE=.*/funnel-${uid}/[0-9]+\.[0-9]+\.GPU-" "${f}"
+  done
+  expect "teardown after the step" torn_down
+}
+
+case_slurm_scancel() {
+  need_slurm
+  export FAKE_GPU_COUNT=1
+  FAKE_APP_SLEEP=60 srun -N 1 -n 4 --overcommit "${FUNNEL_RUN}" -- "${FAKE_APP}" >/dev/null 2>&1 &
+  local srun_pid=$! rc=0 job f
+  expect "4 apps started" wait_apps 4
+  expect_eq "one daemon while running" 1 "$(live_daemons)"
+  job=$(squeue -h -o %i | head -n 1)
+  expect "a job is queued" test -n "${job}"
+  scancel "${job}"
+  wait "${srun_pid}" || rc=$?
+  expect "srun reports the cancelled job" test "${rc}" -ne 0
+  for f in $(app_files); do expect "$(basename "${f}") got SIGTERM" grep -qx signal=TERM "${f}"; done
+  expect "teardown after scancel" torn_down 15
 }
 
 main() {
