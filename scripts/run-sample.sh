@@ -39,7 +39,7 @@ cd "${root}"
 if [[ ${install_deps} -eq 1 ]]; then scripts/install-deps.sh; fi
 
 cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=OFF >/dev/null
-cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-run-build
+cmake --build "${build}" -j "$(nproc)" --target funnel-stencil  # funnel-run is copied at configure time
 
 gpus=0
 if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
