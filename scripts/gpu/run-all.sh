@@ -5,6 +5,7 @@
 #   test      ctest -L gpu (and the app's GPU tests)
 #   sanitize  every gpu test under compute-sanitizer memcheck, racecheck, synccheck
 #   launch    scripts/gpu/launch-check.sh: funnel-run + real MPS (8 ranks on one GPU, teardown)
+#   sample    scripts/run-sample.sh: the README's run command (funnel-stencil via funnel-run)
 #   bench     funnel-bench (all benchmarks), JSON + plots under $OUT
 # Usage: scripts/gpu/run-all.sh STAGE[,STAGE...]   (default: build,test)
 # Logs go to $OUT (or ./gpu-out); a short table is printed last.
@@ -68,6 +69,17 @@ stage_launch() {
   pgrep -a nvidia-cuda-mps || true
 }
 
+stage_sample() {
+  # The README's run command, as a user runs it on a GPU machine (4 ranks per GPU through MPS).
+  local rc=0
+  scripts/run-sample.sh --no-install-deps --build-dir "${build}-sample" -- --n 256,256,256 \
+    >"${out}/sample.log" 2>&1 || rc=$?
+  tail -12 "${out}/sample.log"
+  cp out/summary.json "${out}/sample-summary.json" 2>/dev/null || true
+  record sample "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see sample.log"
+  pgrep -a nvidia-cuda-mps || true
+}
+
 stage_bench() {
   local rc=0
   if [[ -x "${build}/bin/funnel-bench" ]]; then
@@ -88,8 +100,8 @@ IFS=, read -ra wanted <<<"${stages}"
 status=0
 for s in "${wanted[@]}"; do
   case "${s}" in
-    build | test | sanitize | launch | bench) "stage_${s}" || status=1 ;;
-    *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, bench)" >&2; exit 2 ;;
+    build | test | sanitize | launch | sample | bench) "stage_${s}" || status=1 ;;
+    *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, sample, bench)" >&2; exit 2 ;;
   esac
 done
 printf '\n%-10s %-8s %s\n' stage result detail
