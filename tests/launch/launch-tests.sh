@@ -79,6 +79,9 @@ mpi_bg() {
   launcher=$!
 }
 
+# The GPU part of funnel-run's instance directory names.
+gpu_tag() { echo "g$1-$(uuid_of "$1" | cut -c5-12)"; }
+
 uuid_of() { printf 'GPU-%08x-fa4e-4b1d-8c2a-%012x' $((0x5eed0000 + $1)) $(($1 + 1)); }
 
 daemon_starts() { grep -c -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" || true; }
@@ -282,7 +285,7 @@ case_binding_tables() {
   expect_eq "uuid of rank 5" "$(uuid_of 1)" "$(field uuid "${line}")"
   expect_eq "ranks on GPU" 2 "$(field ranks_on_gpu "${line}")"
   expect_eq "auto: MPS when shared" on "$(field mps "${line}")"
-  expect_contains "pipe names user, job, step and GPU" "/funnel-${uid}/job$$.0.$(uuid_of 1)/pipe" "$(field pipe "${line}")"
+  expect_contains "pipe names user, job, step and GPU" "/funnel-${uid}/job$$.0.$(gpu_tag 1)/pipe" "$(field pipe "${line}")"
   line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=4 plan)
   expect_eq "auto: no MPS when not shared" off "$(field mps "${line}")"
   expect_eq "no pipe without MPS" - "$(field pipe "${line}")"
@@ -375,7 +378,7 @@ case_mpirun_mps() {
     expect_eq "rank ${r} ranks on GPU" 4 "$(app_value "${f}" FUNNEL_RANKS_ON_GPU)"
     expect_eq "rank ${r} MPS" on "$(app_value "${f}" FUNNEL_MPS)"
     expect_eq "rank ${r} pipe" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
-    expect_contains "rank ${r} pipe is its GPU's" "job$$.0.$(uuid_of "${gpu}")/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_contains "rank ${r} pipe is its GPU's" "job$$.0.$(gpu_tag "${gpu}")/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
     expect_eq "rank ${r} pipe private" "700:${uid}" "$(app_value "${f}" pipe_mode)"
     expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
     expect_eq "rank ${r} daemon still up at its exit" 1 "$(app_value "${f}" mps_answered_at_exit)"
@@ -512,7 +515,7 @@ case_insecure_dirs() {
   export FAKE_GPU_COUNT=1
   local root=${FUNNEL_TMPDIR}/funnel-${uid} rc err
   local inst
-  inst=${root}/job$$.0.$(uuid_of 0)
+  inst=${root}/job$$.0.$(gpu_tag 0)
   try_run() {
     rc=0
     err=$("${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
@@ -552,7 +555,7 @@ case_stale_daemon() {
   export FAKE_GPU_COUNT=1
   local root=${FUNNEL_TMPDIR}/funnel-${uid} rc=0 err old
   local inst
-  inst=${root}/job$$.0.$(uuid_of 0)
+  inst=${root}/job$$.0.$(gpu_tag 0)
   mkdir -m 700 "${root}" "${inst}" "${inst}/pipe" "${inst}/log"
   # An earlier job with the same id left its daemon: no reaper, no rank.
   CUDA_MPS_PIPE_DIRECTORY=${inst}/pipe CUDA_MPS_LOG_DIRECTORY=${inst}/log nvidia-cuda-mps-control -d
@@ -674,7 +677,7 @@ case_slurm_srun() {
     expect_eq "rank ${r} local size" 8 "$(app_value "${f}" FUNNEL_LOCAL_SIZE)"
     expect_eq "rank ${r} GPU" "$(uuid_of $((r % 2)))" "$(app_value "${f}" CUDA_VISIBLE_DEVICES)"
     expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
-    expect "rank ${r} pipe names the Slurm job and step"       grep -qE "^FUNNEL_MPS_PIPE=.*/funnel-${uid}/[0-9]+\.[0-9]+\.GPU-" "${f}"
+    expect "rank ${r} pipe names the Slurm job and step"       grep -qE "^FUNNEL_MPS_PIPE=.*/funnel-${uid}/[0-9]+\.[0-9]+\.g[0-9]+-[0-9a-f]{8}/pipe$" "${f}"
   done
   expect "teardown after the step" torn_down
 }
