@@ -224,35 +224,40 @@ plan() {
 plan_raw() { "${FUNNEL_RUN}" --dry-run "$@" -- true 2>&1; }
 field() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
 
+# placement VAR=VALUE...: "launcher local_rank local_size" of a dry run in that environment
+placement() {
+  local line
+  line=$(env "$@" "${FUNNEL_RUN}" --dry-run -- true 2>&1 | sed -n 's/.*binding //p')
+  echo "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
+}
+
+# refused VAR=VALUE...: the exit status of a dry run in that environment
+refused() {
+  local rc=0
+  env "$@" "${FUNNEL_RUN}" --dry-run -- true >/dev/null 2>&1 || rc=$?
+  echo "${rc}"
+}
+
 case_local_rank() {
-  local line rc
-  line=$(OMPI_COMM_WORLD_LOCAL_RANK=3 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan)
-  expect_eq "openmpi" "openmpi 3 8" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(SLURM_LOCALID=1 SLURM_STEP_TASKS_PER_NODE='4(x2),3' SLURM_NODEID=2 plan)
-  expect_eq "slurm, third node" "slurm 1 3" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(SLURM_LOCALID=2 SLURM_TASKS_PER_NODE=4 plan)
-  expect_eq "slurm, job tasks" "slurm 2 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2 plan)
-  expect_eq "hydra" "hydra 1 2" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(MV2_COMM_WORLD_LOCAL_RANK=5 MV2_COMM_WORLD_LOCAL_SIZE=6 plan)
-  expect_eq "mvapich2" "mvapich2 5 6" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(PMI_LOCAL_RANK=0 PMI_LOCAL_SIZE=4 plan)
-  expect_eq "pmi" "pmi 0 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(PALS_LOCAL_RANKID=3 PALS_LOCAL_SIZE=4 plan)
-  expect_eq "pals" "pals 3 4" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SLURM_LOCALID=0 SLURM_TASKS_PER_NODE=1 plan)
-  expect_eq "mpirun inside an allocation" "openmpi 1 2" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  line=$(SLURM_NTASKS=1 plan)
-  expect_eq "one rank, no launcher" "none 0 1" "$(field launcher "${line}") $(field local_rank "${line}") $(field local_size "${line}")"
-  rc=0
-  PMI_SIZE=4 plan >/dev/null 2>&1 || rc=$?
-  expect_eq "several ranks implied, no local rank" 2 "${rc}"
-  rc=0
-  OMPI_COMM_WORLD_LOCAL_RANK=8 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan >/dev/null 2>&1 || rc=$?
-  expect_eq "local rank out of range" 2 "${rc}"
-  rc=0
-  SLURM_LOCALID=0 plan >/dev/null 2>&1 || rc=$?
-  expect_eq "SLURM_LOCALID without tasks per node" 2 "${rc}"
+  expect_eq "openmpi" "openmpi 3 8" \
+    "$(placement OMPI_COMM_WORLD_LOCAL_RANK=3 OMPI_COMM_WORLD_LOCAL_SIZE=8)"
+  expect_eq "slurm, third node" "slurm 1 3" \
+    "$(placement SLURM_LOCALID=1 SLURM_STEP_TASKS_PER_NODE='4(x2),3' SLURM_NODEID=2)"
+  expect_eq "slurm, job tasks" "slurm 2 4" "$(placement SLURM_LOCALID=2 SLURM_TASKS_PER_NODE=4)"
+  expect_eq "hydra" "hydra 1 2" "$(placement MPI_LOCALRANKID=1 MPI_LOCALNRANKS=2)"
+  expect_eq "mvapich2" "mvapich2 5 6" \
+    "$(placement MV2_COMM_WORLD_LOCAL_RANK=5 MV2_COMM_WORLD_LOCAL_SIZE=6)"
+  expect_eq "pmi" "pmi 0 4" "$(placement PMI_LOCAL_RANK=0 PMI_LOCAL_SIZE=4)"
+  expect_eq "pals" "pals 3 4" "$(placement PALS_LOCAL_RANKID=3 PALS_LOCAL_SIZE=4)"
+  expect_eq "mpirun inside an allocation" "openmpi 1 2" \
+    "$(placement OMPI_COMM_WORLD_LOCAL_RANK=1 OMPI_COMM_WORLD_LOCAL_SIZE=2 SLURM_LOCALID=0 \
+      SLURM_TASKS_PER_NODE=1)"
+  expect_eq "one rank, no launcher" "none 0 1" "$(placement SLURM_NTASKS=1)"
+  expect_eq "several ranks implied, no local rank" 2 "$(refused PMI_SIZE=4)"
+  expect_eq "local rank out of range" 2 \
+    "$(refused OMPI_COMM_WORLD_LOCAL_RANK=8 OMPI_COMM_WORLD_LOCAL_SIZE=8)"
+  expect_eq "SLURM_LOCALID without tasks per node" 2 "$(refused SLURM_LOCALID=0)"
+  expect_eq "bad Slurm task list" 2 "$(refused SLURM_LOCALID=0 SLURM_TASKS_PER_NODE='2(x)')"
 }
 
 # gpus_of SIZE ARGS...: the nvidia-smi index of each local rank's GPU, space-separated
@@ -489,6 +494,22 @@ case_sigterm_startup() {
   expect_eq "the app never ran" 0 "$(app_files | wc -l)"
   expect "teardown of the half-started daemon" torn_down 15
   expect "the message says so" grep -q 'during start-up' "${work}/err"
+}
+
+case_mps_failures() {
+  export FAKE_GPU_COUNT=1
+  local rc=0 err
+  err=$(FAKE_MPS_START_FAIL=1 mpi 2 --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "a daemon that cannot start fails the ranks" test "${rc}" -ne 0
+  expect_contains "the message names the failure" "nvidia-cuda-mps-control -d failed" "${err}"
+  expect_eq "no app ran (no rank without MPS)" 0 "$(app_files | wc -l)"
+  expect "nothing left" torn_down
+  rc=0
+  err=$(FAKE_MPS_START_DELAY=5 "${FUNNEL_RUN}" --mps on --mps-wait 1 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "a daemon that does not answer in time" 1 "${rc}"
+  expect_contains "the message names the wait" "did not answer within 1 s" "${err}"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  expect "the late daemon is stopped too" torn_down 15
 }
 
 case_mps_missing() {
