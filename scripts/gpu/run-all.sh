@@ -76,8 +76,17 @@ stage_sample() {
     >"${out}/sample.log" 2>&1 || rc=$?
   tail -12 "${out}/sample.log"
   cp out/summary.json "${out}/sample-summary.json" 2>/dev/null || true
-  record sample "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see sample.log"
-  pgrep -a nvidia-cuda-mps || true
+  # funnel-run's reaper stops the job's MPS daemon once the last rank is gone: give it 15 s.
+  local waited=0
+  while pgrep -f 'nvidia-cuda-mps-(control|server)' >/dev/null && [[ ${waited} -lt 15 ]]; do
+    sleep 1
+    waited=$((waited + 1))
+  done
+  if pgrep -a -f 'nvidia-cuda-mps-(control|server)'; then
+    record sample FAIL "MPS still running ${waited} s after the job"
+  else
+    record sample "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "MPS gone ${waited} s after the job; see sample.log"
+  fi
 }
 
 stage_bench() {
@@ -104,6 +113,14 @@ for s in "${wanted[@]}"; do
     *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, sample, bench)" >&2; exit 2 ;;
   esac
 done
-printf '\n%-10s %-8s %s\n' stage result detail
-printf '%s\n' "${table[@]}"
+{
+  printf '\n%-10s %-8s %s\n' stage result detail
+  printf '%s\n' "${table[@]}"
+} | tee "${out}/summary.txt"
+# At most 8 files come back from the device machine: everything goes into one archive, and the
+# few files read most often stay beside it.
+(cd "${out}" && tar czf ../gpu-logs.tgz . && mv ../gpu-logs.tgz . &&
+  find . -maxdepth 1 -type f ! -name gpu-logs.tgz ! -name summary.txt ! -name bench.json \
+    ! -name ctest-gpu.log ! -name sanitizer.log ! -name launch-check.log ! -name sample.log \
+    -delete && rm -rf ./*/)
 exit "${status}"
