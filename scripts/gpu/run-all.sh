@@ -119,7 +119,8 @@ done
 } | tee "${out}/summary.txt"
 # At most 8 files come back from the device machine: everything goes into one archive, and the
 # few files read most often stay beside it.
-(cd "${out}" && tar czf ../gpu-logs.tgz . && mv ../gpu-logs.tgz . &&
+tar czf /tmp/gpu-logs.tgz -C "${out}" . && mv /tmp/gpu-logs.tgz "${out}/"
+(cd "${out}" &&
   find . -maxdepth 1 -type f ! -name gpu-logs.tgz ! -name summary.txt ! -name bench.json \
     ! -name ctest-gpu.log ! -name sanitizer.log ! -name launch-check.log ! -name sample.log \
     -delete && rm -rf ./*/)
