@@ -255,4 +255,46 @@ TEST(HaloExchangeErrors, IpcNeedsExportablePools) {
   for (const auto& p : exchange.paths()) EXPECT_NE(p.transport, funnel::halo_transport::ipc);
 }
 
+// An IPC writer uses the strides of the layout it computed for its neighbour; a neighbour whose
+// field differs (here: the element size) must be refused before anything is written.
+TEST(HaloExchangeErrors, IpcRefusesNeighbourWithAnotherFieldLayout) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (world_size() % 2 != 0) GTEST_SKIP() << "needs an even number of ranks (pairs)";
+  MPI_Comm pair = MPI_COMM_NULL;
+  ASSERT_EQ(MPI_Comm_split(MPI_COMM_WORLD, rank / 2, rank, &pair), MPI_SUCCESS);
+  // One pair at a time: the pairs of a node would share the descriptor-exchange directory.
+  for (int turn = 0; turn < world_size() / 2; ++turn) {
+    if (turn != rank / 2) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      continue;
+    }
+    // Two ranks, periodic along x: both faces of each rank go to the other one.
+    const funnel::cartesian_decomposition d(pair, {8, 4, 1}, 1, {2, 1, 1}, {true, false, false});
+    funnel::memory_pool_options options;
+    options.name = "halo layout check";
+    options.ipc_exportable = true;
+    options.host_ipc_capacity = std::size_t{16} << 20;
+    funnel::memory_pool pool(test_backend, options);
+    funnel::stream stream(test_backend);
+    const std::size_t element = rank % 2 == 0 ? sizeof(float) : sizeof(double);
+    const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * 8;
+    void* field = pool.allocate(stream, bytes);
+    {
+      funnel::halo_exchange exchange(d, test_backend, pool, element, halo_method::ipc);
+      try {
+        exchange.exchange(stream, field);
+        ADD_FAILURE() << "ipc wrote into a neighbour whose field has another element size";
+      } catch (const funnel::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("expects interior"), std::string::npos) << e.what();
+      }
+      stream.synchronize();
+    }
+    pool.deallocate(stream, field, bytes);
+    stream.synchronize();
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  MPI_Comm_free(&pair);
+}
+
 }  // namespace

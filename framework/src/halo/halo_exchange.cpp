@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <optional>
@@ -115,6 +116,33 @@ class comm_owner {
 
 using export_bytes = std::array<unsigned char, sizeof(ipc_pointer::bytes)>;
 
+// The "ghosts free" message of the IPC handshake: the sender's current field, and the layout and
+// element size the sender gives it, so that the writer can check that the strides it is about to
+// write with are the owner's (ranks that disagree about the decomposition would otherwise write
+// out of bounds of the imported allocation).
+struct ipc_field_message {
+  export_bytes field{};
+  std::int64_t interior[3] = {0, 0, 0};
+  std::int64_t halo = 0;
+  std::int64_t element_size = 0;
+};
+
+std::string describe(const index3& v) {
+  return "(" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + ", " + std::to_string(v[2]) +
+         ")";
+}
+
+std::string describe(const box& b) { return "[" + describe(b.lo) + ", " + describe(b.hi) + ")"; }
+
+bool inside_allocation(const field_layout& layout, const box& region) {
+  for (int a = 0; a < 3; ++a) {
+    if (region.lo[a] < 0 || region.lo[a] > region.hi[a] || region.hi[a] > layout.allocated(a)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // What one rank tells an IPC neighbour at setup: the events it records.
 struct ipc_event_handles {
   event_ipc_handle free;
@@ -147,7 +175,7 @@ class halo_exchange::impl {
     std::optional<pinned_buffer> recv_staging;
     std::optional<event> staged;  // mpi_staged: the face's device-to-host copy is done
     MPI_Request recv_request = MPI_REQUEST_NULL;
-    export_bytes peer_field{};  // ipc: the neighbour's current field, as it exported it
+    ipc_field_message peer_field{};  // ipc: the neighbour's current field, as it exported it
     void* remote_field = nullptr;
     unsigned char flag = 0;  // payload of the zero-information "written" messages
   };
@@ -247,9 +275,32 @@ class halo_exchange::impl {
         l.remote_layout = d.layout_of(d.box_of(n));
         l.remote_region = face_region(l.remote_layout, axis, opposite(s), true);
         l.bytes = static_cast<std::size_t>(l.send_region.cells()) * element_size_;
+        check_link(l);
         links_.push_back(std::move(l));
       }
     }
+  }
+
+  // The invariants every copy of a link relies on: the kernel walks the send region's extents
+  // in both arrays, so the neighbour's region must have the same extents and lie inside the
+  // neighbour's allocated array (for ipc: inside the imported allocation).
+  void check_link(const link& l) const {
+    const std::string which = "halo_exchange: link to rank " + std::to_string(l.path.rank) +
+                              " along axis " + std::to_string(l.path.axis) + ": ";
+    FUNNEL_EXPECTS(
+        inside_allocation(layout_, l.send_region) && inside_allocation(layout_, l.recv_region),
+        which + "send " + describe(l.send_region) + " or receive region " +
+            describe(l.recv_region) + " outside the local array");
+    FUNNEL_EXPECTS(inside_allocation(l.remote_layout, l.remote_region),
+                   which + "remote region " + describe(l.remote_region) +
+                       " outside the neighbour's array " +
+                       describe(index3{l.remote_layout.allocated(0), l.remote_layout.allocated(1),
+                                       l.remote_layout.allocated(2)}));
+    FUNNEL_EXPECTS(l.send_region.extents() == l.remote_region.extents() &&
+                       l.send_region.extents() == l.recv_region.extents(),
+                   which + "send region " + describe(l.send_region) + ", receive region " +
+                       describe(l.recv_region) + " and remote region " + describe(l.remote_region) +
+                       " differ in size");
   }
 
   // Decides which links go over IPC and maps the neighbours' pools and events.
@@ -388,27 +439,60 @@ class halo_exchange::impl {
     if (backend_ == backend_kind::cuda) free_event_->record(stream_);
     if (exported_field_ != field_) {
       const ipc_pointer p = pool_->export_pointer(field_);
-      std::memcpy(my_export_.data(), p.bytes, my_export_.size());
+      std::memcpy(my_export_.field.data(), p.bytes, my_export_.field.size());
+      for (int a = 0; a < 3; ++a) my_export_.interior[a] = layout_.interior[a];
+      my_export_.halo = layout_.halo;
+      my_export_.element_size = static_cast<std::int64_t>(element_size_);
       exported_field_ = field_;
     }
     std::vector<MPI_Request> recvs;
     for (auto& l : links_) {
       if (l.path.transport != halo_transport::ipc) continue;
       recvs.emplace_back();
-      FUNNEL_MPI_TRY(MPI_Irecv(l.peer_field.data(), static_cast<int>(l.peer_field.size()), MPI_BYTE,
-                               l.path.rank, tag(tag_free, l.path.axis, opposite(l.path.where)),
-                               comm_.get(), &recvs.back()),
-                     "halo_exchange: receiving a neighbour's 'ghosts free'");
-      send(my_export_.data(), my_export_.size(), l.path.rank,
-           tag(tag_free, l.path.axis, l.path.where));
+      FUNNEL_MPI_TRY(
+          MPI_Irecv(&l.peer_field, static_cast<int>(sizeof l.peer_field), MPI_BYTE, l.path.rank,
+                    tag(tag_free, l.path.axis, opposite(l.path.where)), comm_.get(), &recvs.back()),
+          "halo_exchange: receiving a neighbour's 'ghosts free'");
+      send(&my_export_, sizeof my_export_, l.path.rank, tag(tag_free, l.path.axis, l.path.where));
     }
     FUNNEL_MPI_TRY(MPI_Waitall(static_cast<int>(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE),
                    "halo_exchange: waiting for the neighbours' 'ghosts free'");
+    check_peer_fields();
     for (auto& l : links_) {
       if (l.path.transport != halo_transport::ipc) continue;
-      l.remote_field = remote_field(l.path.rank, l.peer_field);
+      l.remote_field = remote_field(l.path.rank, l.peer_field.field);
       if (backend_ == backend_kind::cuda) wait_event(stream_, peers_[l.path.rank].free->view());
     }
+  }
+
+  // Every IPC neighbour must lay its field out as this rank computed (remote_layout: the strides
+  // of the writes into it) and hold elements of our size. On a mismatch the sends already posted
+  // are completed first (their receives are posted), so the exchange can be destroyed cleanly.
+  void check_peer_fields() {
+    std::string error;
+    for (const auto& l : links_) {
+      if (l.path.transport != halo_transport::ipc) continue;
+      const ipc_field_message& m = l.peer_field;
+      const index3 theirs{m.interior[0], m.interior[1], m.interior[2]};
+      if (theirs == l.remote_layout.interior && m.halo == l.remote_layout.halo &&
+          m.element_size == static_cast<std::int64_t>(element_size_)) {
+        continue;
+      }
+      error = "halo_exchange: rank " + std::to_string(l.path.rank) + " gives its field interior " +
+              describe(theirs) + ", halo " + std::to_string(m.halo) + " and elements of " +
+              std::to_string(m.element_size) + " B; this rank expects interior " +
+              describe(l.remote_layout.interior) + ", halo " +
+              std::to_string(l.remote_layout.halo) + " and " + std::to_string(element_size_) +
+              " B (do all ranks build the same decomposition and element size?)";
+      break;
+    }
+    if (error.empty()) return;
+    if (!pending_sends_.empty()) {
+      MPI_Waitall(static_cast<int>(pending_sends_.size()), pending_sends_.data(),
+                  MPI_STATUSES_IGNORE);
+      pending_sends_.clear();
+    }
+    throw invalid_argument(error);
   }
 
   void* remote_field(int rank, const export_bytes& bytes) {
@@ -569,7 +653,7 @@ class halo_exchange::impl {
   std::optional<event> free_event_;
   std::array<std::optional<event>, 3> written_events_;
   void* exported_field_ = nullptr;
-  export_bytes my_export_{};
+  ipc_field_message my_export_{};
 
   bool begun_ = false;
   int phase_ = 0;
