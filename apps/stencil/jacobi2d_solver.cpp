@@ -53,7 +53,7 @@ class jacobi2d_solver final : public solver {
     step_ = step;
   }
 
-  double advance() override {
+  double advance(std::int64_t /*step_limit*/) override {
     const std::int64_t iter = step_;
     const bool norm_due = iter % *setup_.opts->check_every == 0 || iter % print_every == 0;
     float* accumulators = norm_due ? norm_.data() : nullptr;

@@ -63,6 +63,10 @@ int main(int argc, char** argv) {
   int status = exit_failure;
   try {
     status = funnel::stencil::run(config, MPI_COMM_WORLD);
+  } catch (const funnel::stencil::reported_usage_error&) {
+    // Printed once already, and thrown on every rank: all of them can finish cleanly.
+    MPI_Finalize();
+    return exit_usage;
   } catch (const std::exception& e) {
     // Errors after parsing may hit one rank only (a GPU fault, a full disk): abort the job so
     // that no rank hangs in a collective the failed one never reaches.

@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <fstream>
@@ -35,6 +36,27 @@ std::int64_t parse_integer(const std::string& name, const std::string& text, std
     bad_value(name, text, allowed);
   }
   return value;
+}
+
+/// A byte count: an integer >= 1 with an optional K, M or G suffix (powers of 1024).
+std::size_t parse_bytes(const std::string& name, const std::string& text) {
+  const std::string allowed = "a byte count >= 1, optionally with a K, M or G suffix (e.g. 64M)";
+  if (text.empty()) bad_value(name, text, allowed);
+  std::string digits = text;
+  std::size_t scale = 1;
+  const char suffix = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  if (suffix == 'K' || suffix == 'M' || suffix == 'G') {
+    digits.pop_back();
+    scale = std::size_t{1} << (suffix == 'K' ? 10 : suffix == 'M' ? 20 : 30);
+  }
+  errno = 0;
+  char* end = nullptr;
+  const long long value = std::strtoll(digits.c_str(), &end, 10);
+  if (digits.empty() || errno != 0 || end != digits.c_str() + digits.size() || value < 1 ||
+      static_cast<unsigned long long>(value) > std::numeric_limits<std::size_t>::max() / scale) {
+    bad_value(name, text, allowed);
+  }
+  return static_cast<std::size_t>(value) * scale;
 }
 
 int parse_int(const std::string& name, const std::string& text, int min) {
@@ -196,6 +218,9 @@ const std::map<std::string, option_spec>& option_table() {
       {"steps-per-pass",
        {arity::required, [](options& o, const std::string& k,
                             const std::string& v) { o.steps_per_pass = parse_int(k, v, 1); }}},
+      {"pool-limit",
+       {arity::required, [](options& o, const std::string& k,
+                            const std::string& v) { o.pool_limit = parse_bytes(k, v); }}},
       {"trace",
        {arity::required, [](options& o, const std::string& k,
                             const std::string& v) { o.trace = parse_path(k, v); }}},
@@ -478,8 +503,11 @@ execution
   --halo auto|ipc|mpi        halo path (auto: IPC to ranks of the node, MPI otherwise)
   --dims PX,PY[,PZ]          ranks along each axis (0: let MPI_Dims_create choose)
   --streams S --chunks C --steps-per-pass k
-                             streamed mode: streams, chunks per pass, steps per pass
+                             streamed mode: chunks in flight (default 3), chunks per pass
+                             (default: chosen from a probe), steps per pass (default 1)
   --trace FILE               streamed mode: write a Chrome trace (open in Perfetto)
+  --pool-limit BYTES         byte limit of the device pool (K/M/G suffixes); streamed mode
+                             picks enough chunks to stay under it
 
 output and restart
   --summary FILE             write the JSON summary to FILE

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,6 +59,7 @@ struct options {
   int chunks = 0;                               ///< --chunks (0 = auto)
   int steps_per_pass = 1;                       ///< --steps-per-pass
   std::string trace;                            ///< --trace FILE ("" = none)
+  std::optional<std::size_t> pool_limit;        ///< --pool-limit BYTES (device pool byte limit)
   std::string field_dump;                       ///< --field-dump FILE ("" = none)
   bool quiet = false;                           ///< --quiet
   bool help = false;                            ///< --help

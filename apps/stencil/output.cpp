@@ -99,12 +99,11 @@ double run_output::after_step(solver& s, const cartesian_decomposition& d) {
   const auto start = std::chrono::steady_clock::now();
   const auto step = s.step();
   const options& opts = *impl_->opts;
-  if (impl_->snapshots && step % opts.output_every == 0) {
-    impl_->snapshots->write(step, s.time(), block_of(d), fields_of(s, opts));
-  }
-  if (opts.checkpoint_every > 0 && step % opts.checkpoint_every == 0) {
-    impl_->writer().write(step, s.time(), block_of(d), fields_of(s, opts));
-  }
+  const bool snapshot = impl_->snapshots && step % opts.output_every == 0;
+  const bool checkpoint = opts.checkpoint_every > 0 && step % opts.checkpoint_every == 0;
+  if (!snapshot && !checkpoint) return 0.0;
+  if (snapshot) impl_->snapshots->write(step, s.time(), block_of(d), fields_of(s, opts));
+  if (checkpoint) impl_->writer().write(step, s.time(), block_of(d), fields_of(s, opts));
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -73,7 +73,7 @@ class run_output {
    * @brief Writes what is due after the step the solver just completed (collective).
    * @param s the solver
    * @param decomposition the run's split
-   * @return seconds spent writing
+   * @return seconds spent writing; exactly 0 when nothing was due
    */
   double after_step(solver& s, const cartesian_decomposition& decomposition);
 

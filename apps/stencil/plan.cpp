@@ -40,6 +40,7 @@ std::string format_plan(const plan_info& p) {
     for (const auto& path : p.rank0_paths) out << " [" << path << "]";
   }
   out << "\n";
+  if (!p.pipeline.empty()) out << "  pipeline (rank 0): " << p.pipeline << "\n";
   return out.str();
 }
 

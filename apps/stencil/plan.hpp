@@ -40,6 +40,7 @@ struct plan_info {
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
   int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)
   std::string restart_from;  ///< checkpoint path when restarting
+  std::string pipeline;      ///< streamed mode: rank 0's chunks, streams, k and why ("" resident)
 };
 
 /**

@@ -4,17 +4,21 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
+#include <optional>
 
 #include "field_dump.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
+#include "funnel/pipeline/choose_pipeline.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "gpu_binding.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 #include "solver.hpp"
+#include "streamed_field.hpp"
 #include "summary.hpp"
 
 namespace funnel::stencil {
@@ -64,10 +68,77 @@ memory_pool_options field_pool_options(const options& opts, const field_layout& 
                                        std::size_t element_size) {
   memory_pool_options o;
   o.name = "funnel-stencil-field";
-  o.ipc_exportable = opts.halo != "mpi";
+  // Streamed mode exchanges halos on its host arrays: this pool only holds the pipeline's slots.
+  o.ipc_exportable = opts.mode == run_mode::resident && opts.halo != "mpi";
   const auto field_bytes = static_cast<std::size_t>(layout.allocated_cells()) * element_size;
   o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, 4 * field_bytes);
+  o.byte_limit = opts.pool_limit;
   return o;
+}
+
+/// The next step the loop must stop at: the last step, or one a check, snapshot or checkpoint
+/// is due at (a streamed pass never runs past it).
+std::int64_t next_stop(const options& opts, std::int64_t step, std::int64_t last_step) {
+  std::int64_t stop = last_step;
+  for (const std::int64_t every :
+       {opts.check_every.value_or(0), opts.output_every, opts.checkpoint_every}) {
+    if (every > 0) stop = std::min(stop, (step / every + 1) * every);
+  }
+  return stop;
+}
+
+/// Device bytes the streamed pipeline may take: the pool's limit when given.
+std::size_t pipeline_budget(const options& opts, backend_kind backend, int ranks_per_gpu,
+                            const field_layout& layout, std::size_t element_size) {
+  if (opts.mode != run_mode::streamed) return 0;
+  if (opts.pool_limit) return *opts.pool_limit;
+  return default_device_budget(backend, ranks_per_gpu,
+                               static_cast<std::size_t>(layout.allocated_cells()) * element_size);
+}
+
+/// Runs a local check on every rank (it must not communicate). When it throws on any rank, the
+/// lowest such rank prints its message once and every rank throws reported_usage_error, so the
+/// user sees one line and no rank is left in a collective.
+template <class Check>
+void check_collectively(MPI_Comm comm, const Check& check) {
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
+  std::string message;
+  try {
+    check();
+  } catch (const invalid_argument& e) {
+    message = e.what();
+  }
+  int first_bad = message.empty() ? std::numeric_limits<int>::max() : rank;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, comm), "run");
+  if (first_bad == std::numeric_limits<int>::max()) return;
+  if (first_bad == rank) {
+    std::fprintf(stderr, "funnel-stencil: %s\n", message.c_str());
+    std::fflush(stderr);
+  }
+  throw reported_usage_error(first_bad == rank ? message
+                                               : "reported by rank " + std::to_string(first_bad));
+}
+
+/// The streamed options against this rank's box and the device budget, before any allocation
+/// (the choice made later with the probe can only pick more chunks where these fit).
+void validate_streamed(const options& opts, const cartesian_decomposition& d,
+                       std::size_t element_size, std::size_t budget) {
+  pipeline_overrides overrides;
+  if (opts.chunks > 0) overrides.chunks = opts.chunks;
+  if (opts.streams > 0) overrides.slots = opts.streams;
+  overrides.steps_per_pass = opts.steps_per_pass;
+  try {
+    (void)choose_pipeline(d.layout(), 1, element_size, budget, pipeline_probe{}, overrides,
+                          faces_of(d), opts.steps_per_pass);
+  } catch (const invalid_argument& e) {
+    const index3 n = d.local_box().extents();
+    throw invalid_argument(
+        "--mode streamed on rank " + std::to_string(d.rank()) + "'s box " + std::to_string(n[0]) +
+        "x" + std::to_string(n[1]) + "x" + std::to_string(n[2]) + " (--steps-per-pass " +
+        std::to_string(opts.steps_per_pass) + ", device budget " + std::to_string(budget) +
+        " bytes" + (opts.pool_limit ? " from --pool-limit" : "") + "): " + e.what());
+  }
 }
 
 plan_info gather_plan(const options& opts, const std::string& backend, const std::string& kernel,
@@ -125,9 +196,6 @@ run_config prepare(const std::vector<std::string>& args) {
   config.backend = select_backend(config.opts.backend);
   resolve_defaults(config.opts, config.backend == backend_kind::cuda);
   config.kernel = resolve_kernel(config.opts, config.backend);
-  if (config.opts.mode == run_mode::streamed) {
-    throw unsupported("--mode 'streamed' is not available in this build yet: expected resident");
-  }
   return config;
 }
 
@@ -141,16 +209,26 @@ int run(const run_config& config, MPI_Comm comm) {
   const gpu_binding binding = bind_gpu(comm, backend);
   const bool print = rank == 0 && !opts.quiet;
 
-  const cartesian_decomposition decomposition = make_decomposition(comm, opts);
+  // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
+  std::optional<cartesian_decomposition> split;
+  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+  const cartesian_decomposition& decomposition = *split;
   // A restart is validated before anything is allocated.
   std::unique_ptr<restart_source> restart;
   if (opts.restart) {
     restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
                                                field_name_of(opts.problem));
   }
-  memory_pool pool(backend, field_pool_options(opts, decomposition.layout(),
-                                               opts.dtype == scalar_type::float32 ? 4 : 8));
+  const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
+  memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
+  setup.device_budget_bytes =
+      pipeline_budget(opts, backend, binding.ranks_per_gpu, decomposition.layout(), element_size);
+  if (opts.mode == run_mode::streamed) {
+    check_collectively(comm, [&] {
+      validate_streamed(opts, decomposition, element_size, setup.device_budget_bytes);
+    });
+  }
   const auto s = make_solver(setup);
   s->initialize();
   if (restart) restart->restore(*s, decomposition);
@@ -162,6 +240,7 @@ int run(const run_config& config, MPI_Comm comm) {
   plan.ranks_per_gpu = binding.ranks_per_gpu;
   plan.mps = binding.mps;
   plan.warnings = binding.warnings;
+  plan.pipeline = s->pipeline_plan();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
     std::fflush(stdout);
@@ -178,9 +257,13 @@ int run(const run_config& config, MPI_Comm comm) {
   FUNNEL_MPI_TRY(MPI_Barrier(comm), "run");
   const double start = MPI_Wtime();
   while (s->step() < last_step && !s->converged()) {
-    halo_seconds += s->advance();
+    halo_seconds += s->advance(next_stop(opts, s->step(), last_step));
     s->check();
-    summary.output_seconds += output.after_step(*s, decomposition);
+    const double written = output.after_step(*s, decomposition);
+    if (written > 0.0) {
+      summary.output_seconds += written;
+      ++summary.outputs;
+    }
     progress.update(s->step());
     if (output.stop_requested(*s, decomposition)) {
       summary.interrupted = true;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "funnel/error.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 
@@ -29,6 +30,15 @@ struct run_config {
  */
 [[nodiscard]] run_config prepare(const std::vector<std::string>& args);
 
+/**
+ * @brief A usage error found during run() on some ranks, already printed once (by the lowest
+ * rank that found it) and thrown on every rank: main exits cleanly with the usage status.
+ */
+class reported_usage_error : public invalid_argument {
+ public:
+  using invalid_argument::invalid_argument;
+};
+
 /// @brief Exit status of a run that completed its steps.
 constexpr int exit_success = 0;
 
@@ -37,6 +47,7 @@ constexpr int exit_success = 0;
  * @param config the prepared configuration
  * @param comm all ranks of the run
  * @return the process exit status (exit_success, or the requeue code after a signal)
+ * @throw reported_usage_error on every rank when the streamed options do not fit a rank's box
  * @throw funnel::error (any subtype) on failure; main aborts the job
  */
 [[nodiscard]] int run(const run_config& config, MPI_Comm comm);

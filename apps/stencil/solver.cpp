@@ -15,7 +15,9 @@ cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
     return cartesian_decomposition(comm, index3{n[0] - 2, n[1] - 2, 1}, 1,
                                    {opts.dims[0], opts.dims[1], 1}, {false, true, false});
   }
-  return cartesian_decomposition(comm, n, 1, opts.dims);
+  // k steps per pass recompute k planes of each neighbour's cells, so the halo is k deep.
+  const int halo = opts.mode == run_mode::streamed ? opts.steps_per_pass : 1;
+  return cartesian_decomposition(comm, n, halo, opts.dims);
 }
 
 std::unique_ptr<solver> make_solver(const run_setup& setup) {

@@ -27,6 +27,7 @@ struct run_setup {
   const cartesian_decomposition* decomposition = nullptr;  ///< the split
   memory_pool* pool = nullptr;                             ///< the field's pool
   bool print = false;                                      ///< this rank prints (rank 0, not quiet)
+  std::size_t device_budget_bytes = 0;  ///< streamed mode: device bytes the pipeline may use
 };
 
 /**
@@ -46,8 +47,13 @@ class solver {
    * @param fill callback writing the interior
    */
   virtual void restore(std::int64_t step, const std::function<void(void* host)>& fill) = 0;
-  /// @brief Advances one step. @return host seconds spent in the halo exchange.
-  virtual double advance() = 0;
+  /**
+   * @brief Advances at least one step, and no further than `step_limit` when it can stop
+   * there (resident: one step; streamed: one pass of up to k steps).
+   * @param step_limit the step the run must stop at next (output, check or the last step)
+   * @return seconds spent in the halo exchange
+   */
+  virtual double advance(std::int64_t step_limit) = 0;
   /// @brief Steps done so far (the step the field belongs to).
   [[nodiscard]] virtual std::int64_t step() const = 0;
   /// @brief Simulated time of the field.
@@ -70,20 +76,24 @@ class solver {
   [[nodiscard]] virtual std::vector<std::string> halo_paths() const = 0;
   /// @brief Device bytes this rank holds for the field.
   [[nodiscard]] virtual std::size_t field_bytes() const = 0;
+  /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in
+  /// resident mode).
+  [[nodiscard]] virtual std::string pipeline_plan() const { return {}; }
 };
 
 /// @brief Name of the problem's field in snapshots and checkpoints ("u" or "a").
 [[nodiscard]] std::string field_name_of(problem_kind problem);
 
 /**
- * @brief The decomposition a problem needs (global cells, halo 1, periodic axes).
+ * @brief The decomposition a problem needs (global cells, halo 1 or k when streamed, periodic
+ * axes).
  * @param comm all ranks
  * @param opts resolved options
  */
 [[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts);
 
 /**
- * @brief Builds the solver for opts.problem / opts.dtype in resident mode.
+ * @brief Builds the solver for opts.problem / opts.dtype / opts.mode.
  * @param setup run-wide facts
  */
 [[nodiscard]] std::unique_ptr<solver> make_solver(const run_setup& setup);

@@ -10,7 +10,7 @@
 
 namespace funnel::stencil {
 
-/// @brief heat3d in resident mode (float or double from setup.opts->dtype).
+/// @brief heat3d, resident or streamed (float or double from setup.opts->dtype).
 [[nodiscard]] std::unique_ptr<solver> make_heat3d_solver(const run_setup& setup);
 /// @brief jacobi2d in resident mode (float).
 [[nodiscard]] std::unique_ptr<solver> make_jacobi2d_solver(const run_setup& setup);

@@ -112,15 +112,18 @@ std::string format_summary(const run_summary& s) {
   }
   if (s.pipeline) {
     std::snprintf(line, sizeof(line),
-                  "pipeline: efficiency %.2f, H2D %.3g GB/s, D2H %.3g GB/s (%s)\n",
-                  s.pipeline->efficiency, s.pipeline->h2d_bytes_per_s / 1e9,
-                  s.pipeline->d2h_bytes_per_s / 1e9, s.pipeline->choice.c_str());
-    out << line;
+                  "pipeline: %d passes, efficiency %.2f (T_pass %.3g s, T_H2D %.3g s, T_D2H "
+                  "%.3g s, T_kernel %.3g s), H2D %.3g GB/s, D2H %.3g GB/s\n",
+                  s.pipeline->passes, s.pipeline->efficiency, s.pipeline->pass_seconds,
+                  s.pipeline->h2d_seconds, s.pipeline->d2h_seconds, s.pipeline->kernel_seconds,
+                  s.pipeline->h2d_bytes_per_s / 1e9, s.pipeline->d2h_bytes_per_s / 1e9);
+    out << line << "pipeline choice: " << s.pipeline->choice << "\n";
   }
   out << "pool high-water (largest rank): reserved " << human_bytes(s.pool_reserved_high)
       << ", used " << human_bytes(s.pool_used_high);
-  if (s.output_seconds > 0) {
-    std::snprintf(line, sizeof(line), "; output %.3f s", s.output_seconds);
+  if (s.outputs > 0) {
+    std::snprintf(line, sizeof(line), "; output at %d step(s) in %.3f s", s.outputs,
+                  s.output_seconds);
     out << line;
   }
   return out.str();
@@ -149,13 +152,19 @@ std::string to_json(const run_summary& s) {
   out << "  \"halo_time_s\": " << number(s.halo_seconds) << ",\n";
   out << "  \"halo_time_share\": " << number(s.halo_share()) << ",\n";
   out << "  \"output_time_s\": " << number(s.output_seconds) << ",\n";
+  out << "  \"outputs\": " << s.outputs << ",\n";
   if (s.error) {
     out << "  \"error\": {\"max_abs\": " << number(s.error->max_abs)
         << ", \"l2\": " << number(s.error->l2) << "},\n";
   }
   if (s.final_norm) out << "  \"final_norm\": " << number(*s.final_norm) << ",\n";
   if (s.pipeline) {
-    out << "  \"pipeline\": {\"efficiency\": " << number(s.pipeline->efficiency)
+    out << "  \"pipeline\": {\"passes\": " << s.pipeline->passes
+        << ", \"efficiency\": " << number(s.pipeline->efficiency)
+        << ", \"pass_time_s\": " << number(s.pipeline->pass_seconds)
+        << ", \"h2d_time_s\": " << number(s.pipeline->h2d_seconds)
+        << ", \"d2h_time_s\": " << number(s.pipeline->d2h_seconds)
+        << ", \"kernel_time_s\": " << number(s.pipeline->kernel_seconds)
         << ", \"h2d_bytes_per_s\": " << number(s.pipeline->h2d_bytes_per_s)
         << ", \"d2h_bytes_per_s\": " << number(s.pipeline->d2h_bytes_per_s)
         << ", \"choice\": " << quoted(s.pipeline->choice) << "},\n";

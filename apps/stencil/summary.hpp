@@ -19,12 +19,20 @@ struct error_report {
   double l2 = 0.0;       ///< root mean square of u - exact over the global interior
 };
 
-/// @brief Figures of the streamed mode's pipeline (absent in resident mode).
+/**
+ * @brief Figures of the streamed mode's pipeline (absent in resident mode), summed over the
+ * passes; times of the slowest rank, efficiency of the least efficient one.
+ */
 struct pipeline_report {
-  double efficiency = 0.0;       ///< max(T_H2D, T_D2H, T_kernel) / T_pass, averaged
-  double h2d_bytes_per_s = 0.0;  ///< host-to-device link bandwidth achieved
-  double d2h_bytes_per_s = 0.0;  ///< device-to-host link bandwidth achieved
-  std::string choice;            ///< streams / chunks / steps per pass used
+  int passes = 0;                ///< passes run (per rank)
+  double efficiency = 0.0;       ///< max(T_H2D, T_D2H, T_kernel) / T_pass (worst rank)
+  double pass_seconds = 0.0;     ///< T_pass: Σ over passes of first to last operation
+  double h2d_seconds = 0.0;      ///< T_H2D: time the host-to-device copies took
+  double d2h_seconds = 0.0;      ///< T_D2H: time the device-to-host copies took
+  double kernel_seconds = 0.0;   ///< T_kernel: time the per-chunk kernels took
+  double h2d_bytes_per_s = 0.0;  ///< host-to-device link bandwidth while copying (rank mean)
+  double d2h_bytes_per_s = 0.0;  ///< device-to-host link bandwidth while copying (rank mean)
+  std::string choice;            ///< streams / chunks / steps per pass used, and why
 };
 
 /**
@@ -53,6 +61,7 @@ struct run_summary {
   std::size_t pool_used_high = 0;           ///< largest used high-water mark of any rank's pool
   std::optional<pipeline_report> pipeline;  ///< streamed mode figures
   double output_seconds = 0.0;              ///< time in snapshots and checkpoints (rank 0)
+  int outputs = 0;                          ///< steps at which snapshots/checkpoints were written
 
   /// @brief Steps run by this invocation.
   [[nodiscard]] std::int64_t steps() const noexcept { return last_step - first_step; }

@@ -11,6 +11,11 @@
                             halos on one GPU == 1 rank bitwise (exit 77 without a GPU)
   signal -- ARGS...         SIGUSR1 to mpirun: checkpoint + exit 75; restart from it is
                             bitwise equal to an uninterrupted run
+  streamed -- RANKS ARGS... --mode streamed on RANKS ranks (ARGS carry --steps-per-pass,
+                            --chunks, ...) is bitwise the resident field of 1 rank; with
+                            --gpu: the same on the cuda backend (exit 77 without a GPU)
+  trace -- RANKS ARGS...    --trace writes valid Chrome trace JSON: h2d/kernel/d2h spans of
+                            every chunk of every pass on every rank, with bytes and chunk ids
 Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...] [--workdir DIR]
 """
 import argparse
@@ -113,6 +118,18 @@ BAD_ARGS = [
     (["--backend", "host", "--n", "1,8,8", "--dims", "2,1,1"], "only 1 cell"),
     (["--chunks", "3"], "--mode streamed"),
     (["--config", "/nonexistent/funnel.conf"], "--config '/nonexistent/funnel.conf'"),
+    (["--mode", "streamed", "--chunks", "0"], "--chunks '0' is not valid"),
+    (["--mode", "streamed", "--streams", "0"], "--streams '0' is not valid"),
+    (["--mode", "streamed", "--steps-per-pass", "0"], "--steps-per-pass '0' is not valid"),
+    (["--mode", "streamed", "--pool-limit", "12Q"], "--pool-limit '12Q' is not valid"),
+    (["--mode", "streamed", "--problem", "jacobi2d"], "--mode 'streamed'"),
+    (["--steps-per-pass", "2"], "--mode streamed"),
+    # k*h = 3 planes per chunk: 13 planes give at most 4 chunks.
+    (["--backend", "host", "--n", "23,18,13", "--mode", "streamed", "--steps-per-pass", "3",
+      "--chunks", "5"], "--mode streamed on rank"),
+    # 2 x 3 slots of one plane each (8960 bytes) do not fit 20 KiB.
+    (["--backend", "host", "--n", "23,18,13", "--mode", "streamed", "--pool-limit", "20K"],
+     "--mode streamed on rank"),
 ]
 
 
@@ -195,6 +212,95 @@ def cmd_signal(ctx, rest):
     print(f"OK: SIGUSR1 at step {step} -> exit 75 -> restart to step {target} is bitwise equal")
 
 
+STREAMED_ONLY = {"--mode": 1, "--steps-per-pass": 1, "--chunks": 1, "--streams": 1,
+                 "--trace": 1, "--pool-limit": 1, "--dims": 1}
+
+
+def without(args, drop):
+    """args without the options in drop (name -> number of values)."""
+    kept, skip = [], 0
+    for a in args:
+        if skip:
+            skip -= 1
+        elif a in drop:
+            skip = drop[a]
+        else:
+            kept.append(a)
+    return kept
+
+
+def gpu_visible():
+    import shutil
+    return shutil.which("nvidia-smi") is not None and subprocess.run(
+        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL).returncode == 0
+
+
+def cmd_streamed(ctx, rest):
+    """Streamed on RANKS ranks == resident on 1 rank, bitwise (same kernel, same cells)."""
+    on_gpu = rest[0] == "--gpu"
+    if on_gpu:
+        rest = rest[1:]
+        if not gpu_visible():
+            print("skipped: no GPU visible")
+            sys.exit(77)
+    ranks = int(rest[0])
+    args = rest[1:]
+    backend = ["--backend", "cuda" if on_gpu else "host"]
+    reference, _ = dump(ctx, 1, backend + without(args, STREAMED_ONLY), "resident.bin")
+    streamed, out = dump(ctx, ranks, backend + args + ["--mode", "streamed"],
+                         f"streamed-{ranks}.bin")
+    print(out)
+    if "pipeline" not in out:
+        sys.exit("FAILED: the streamed run printed no pipeline line")
+    if len(reference) != len(streamed):
+        sys.exit(f"FAILED: {len(streamed)} bytes streamed, {len(reference)} resident")
+    if reference != streamed:
+        first = next(i for i in range(len(streamed)) if streamed[i] != reference[i])
+        sys.exit(f"FAILED: streamed ({ranks} ranks) differs from resident (1 rank) from byte "
+                 f"{first}")
+    if reference.count(0) == len(reference):
+        sys.exit("FAILED: the field is all zero")
+    print(f"OK: {len(streamed)} bytes, streamed on {ranks} ranks == resident on 1 rank")
+
+
+def cmd_trace(ctx, rest):
+    """--trace: one valid JSON document with every chunk's h2d, kernel and d2h on every rank."""
+    ranks = int(rest[0])
+    args = rest[1:]
+    path = os.path.join(ctx.workdir, "trace.json")
+    summary_path = os.path.join(ctx.workdir, "summary.json")
+    mpirun(ctx, ranks, args + ["--mode", "streamed", "--quiet", "--trace", path,
+                               "--summary", summary_path])
+    with open(path) as f:
+        trace = json.load(f)
+    with open(summary_path) as f:
+        pipeline = json.load(f)["pipeline"]
+    chunks = int(args[args.index("--chunks") + 1])
+    passes = pipeline["passes"]
+    spans = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    failures = []
+    for kind in ("h2d", "kernel", "d2h"):
+        mine = [e for e in spans if e["name"] == kind]
+        if len(mine) != ranks * passes * chunks:
+            failures.append(f"{len(mine)} '{kind}' spans, expected {ranks} ranks x {passes} "
+                            f"passes x {chunks} chunks")
+        if {e["pid"] for e in mine} != set(range(ranks)):
+            failures.append(f"'{kind}' spans of ranks {sorted({e['pid'] for e in mine})}")
+        for e in mine:
+            if e["dur"] < 0 or e["ts"] < 0 or not 0 <= e["args"].get("chunk", -1) < chunks:
+                failures.append(f"bad span {e}")
+                break
+            if kind != "kernel" and e["args"].get("bytes", 0) <= 0:
+                failures.append(f"'{kind}' span without bytes: {e}")
+                break
+    if not 0 < pipeline["efficiency"] <= 1.0 + 1e-9:
+        failures.append(f"pipeline efficiency {pipeline['efficiency']} outside (0, 1]")
+    if failures:
+        sys.exit("FAILED:\n" + "\n".join(failures))
+    print(f"OK: {len(spans)} spans from {ranks} ranks, {passes} passes of {chunks} chunks")
+
+
 def read_values(data, dtype):
     import struct
     code = "f" if dtype == "float" else "d"
@@ -203,10 +309,7 @@ def read_values(data, dtype):
 
 def cmd_gpu(ctx, rest):
     """CUDA backend == host within the kernels' tolerance; IPC halos on one GPU == 1 rank."""
-    import shutil
-    if shutil.which("nvidia-smi") is None or subprocess.run(
-            ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL).returncode != 0:
+    if not gpu_visible():
         print("skipped: no GPU visible")
         sys.exit(77)
     args = rest
@@ -235,7 +338,8 @@ def cmd_gpu(ctx, rest):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal", "gpu"])
+    parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal", "gpu",
+                                            "streamed", "trace"])
     parser.add_argument("--app", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
@@ -248,7 +352,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="funnel-stencil-test-") as tmp:
         ctx.workdir = ctx.workdir or tmp
         commands = {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args,
-                    "restart": cmd_restart, "signal": cmd_signal, "gpu": cmd_gpu}
+                    "restart": cmd_restart, "signal": cmd_signal, "gpu": cmd_gpu,
+                    "streamed": cmd_streamed, "trace": cmd_trace}
         commands[ctx.command](ctx, rest)
 
 
