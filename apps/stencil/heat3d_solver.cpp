@@ -94,6 +94,13 @@ class heat3d_solver final : public solver {
     }
   }
 
+  [[nodiscard]] double halo_seconds_pending() override {
+    if constexpr (!streamed) {
+      return field_.halo_seconds_pending();
+    } else {
+      return 0.0;  // streamed passes return their exchange time at once
+    }
+  }
   [[nodiscard]] std::int64_t step() const override { return step_; }
   [[nodiscard]] double time() const override { return static_cast<double>(step_) * dt_; }
   [[nodiscard]] bool converged() const override { return false; }

@@ -68,6 +68,7 @@ class jacobi2d_solver final : public solver {
     return halo_seconds;
   }
 
+  [[nodiscard]] double halo_seconds_pending() override { return field_.halo_seconds_pending(); }
   [[nodiscard]] std::int64_t step() const override { return step_; }
   [[nodiscard]] double time() const override { return static_cast<double>(step_); }
   [[nodiscard]] bool converged() const override { return !(l2_norm_ > tolerance); }

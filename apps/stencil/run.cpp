@@ -3,17 +3,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
 
 #include "field_dump.hpp"
+#include "funnel/binding/binding.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/pipeline/choose_pipeline.hpp"
 #include "funnel/runtime/backend_kind.hpp"
-#include "gpu_binding.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -46,19 +47,29 @@ std::string resolve_kernel(const options& opts, backend_kind backend) {
   return name;
 }
 
-/// Number of shared-memory domains (nodes) among the ranks.
-int count_nodes(MPI_Comm comm) {
-  MPI_Comm node = MPI_COMM_NULL;
-  int rank = 0;
-  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
-  FUNNEL_MPI_TRY(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
-                 "run");
-  int node_rank = 0;
-  FUNNEL_MPI_TRY(MPI_Comm_rank(node, &node_rank), "run");
-  MPI_Comm_free(&node);
-  int leaders = node_rank == 0 ? 1 : 0;
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &leaders, 1, MPI_INT, MPI_SUM, comm), "run");
-  return leaders;
+/// The plan's binding facts for the whole job, from every rank's funnel::binding report.
+struct job_binding {
+  int gpus = 0;           // distinct GPUs used by the job
+  int ranks_per_gpu = 0;  // most ranks on one GPU
+  std::string mps = "n/a";
+};
+
+job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
+  job_binding j;
+  if (report.backend != backend_kind::cuda) return j;
+  // Each GPU's ranks contribute 1/ranks_on_gpu each, so the sum counts GPUs over all nodes.
+  double share = report.ranks_on_gpu > 0 ? 1.0 / report.ranks_on_gpu : 0.0;
+  int counts[2] = {report.mps_serving ? 1 : 0, report.max_ranks_on_gpu};
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &share, 1, MPI_DOUBLE, MPI_SUM, comm), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &counts[0], 1, MPI_INT, MPI_SUM, comm), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &counts[1], 1, MPI_INT, MPI_MAX, comm), "run");
+  j.gpus = static_cast<int>(std::lround(share));
+  j.ranks_per_gpu = counts[1];
+  j.mps = counts[0] == report.size ? "yes (confirmed)"
+          : counts[0] == 0
+              ? "no"
+              : std::to_string(counts[0]) + " of " + std::to_string(report.size) + " ranks";
+  return j;
 }
 
 /// The pool of the field: one place decides its options. IPC halos need an exportable pool;
@@ -205,8 +216,11 @@ int run(const run_config& config, MPI_Comm comm) {
   const options& opts = config.opts;
   const backend_kind backend = config.backend;
   const std::string& kernel = config.kernel;
-  const int nodes = count_nodes(comm);
-  const gpu_binding binding = bind_gpu(comm, backend);
+  // Makes this rank's GPU current (funnel-run's choice, or round-robin on the node) and finds
+  // who shares it; warns on rank 0 about sharing without MPS.
+  const binding bound = binding::detect(comm, backend);
+  const int nodes = bound.report().node_count;
+  const job_binding job = summarize_binding(bound.report(), comm);
   const bool print = rank == 0 && !opts.quiet;
 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
@@ -222,8 +236,8 @@ int run(const run_config& config, MPI_Comm comm) {
   const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
-  setup.device_budget_bytes =
-      pipeline_budget(opts, backend, binding.ranks_per_gpu, decomposition.layout(), element_size);
+  setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
+                                              decomposition.layout(), element_size);
   if (opts.mode == run_mode::streamed) {
     check_collectively(comm, [&] {
       validate_streamed(opts, decomposition, element_size, setup.device_budget_bytes);
@@ -236,10 +250,10 @@ int run(const run_config& config, MPI_Comm comm) {
 
   plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
-  plan.gpus = binding.gpus;
-  plan.ranks_per_gpu = binding.ranks_per_gpu;
-  plan.mps = binding.mps;
-  plan.warnings = binding.warnings;
+  plan.gpus = job.gpus;
+  plan.ranks_per_gpu = job.ranks_per_gpu;
+  plan.mps = job.mps;
+  plan.warnings = bound.report().warnings;
   plan.pipeline = s->pipeline_plan();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
@@ -271,6 +285,7 @@ int run(const run_config& config, MPI_Comm comm) {
     }
   }
   s->host_field();  // waits for the last step
+  halo_seconds += s->halo_seconds_pending();
   double times[2] = {MPI_Wtime() - start, halo_seconds};
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, comm), "run");
   progress.finish();

@@ -54,6 +54,8 @@ class solver {
    * @return seconds spent in the halo exchange
    */
   virtual double advance(std::int64_t step_limit) = 0;
+  /// @brief Halo seconds measured but not yet returned by advance() (waits for them).
+  [[nodiscard]] virtual double halo_seconds_pending() { return 0.0; }
   /// @brief Steps done so far (the step the field belongs to).
   [[nodiscard]] virtual std::int64_t step() const = 0;
   /// @brief Simulated time of the field.

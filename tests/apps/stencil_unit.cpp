@@ -241,3 +241,56 @@ TEST(StencilPlan, NamesRanksDecompositionAndPaths) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
   }
 }
+
+TEST(StencilSummary, OutputTimeOnlyWhenSomethingWasWritten) {
+  fs::run_summary s;
+  s.seconds = 1.0;
+  EXPECT_EQ(fs::format_summary(s).find("output"), std::string::npos) << fs::format_summary(s);
+  s.outputs = 3;
+  s.output_seconds = 0.25;
+  EXPECT_NE(fs::format_summary(s).find("output at 3 step(s) in 0.250 s"), std::string::npos)
+      << fs::format_summary(s);
+  EXPECT_NE(fs::to_json(s).find("\"outputs\": 3"), std::string::npos);
+}
+
+TEST(StencilSummary, StreamedModeReportsThePipeline) {
+  fs::run_summary s;
+  s.seconds = 1.0;
+  EXPECT_EQ(fs::to_json(s).find("pipeline"), std::string::npos);
+  fs::pipeline_report p;
+  p.passes = 4;
+  p.efficiency = 0.75;
+  p.pass_seconds = 2.0;
+  p.h2d_seconds = 1.5;
+  p.d2h_seconds = 1.25;
+  p.kernel_seconds = 0.5;
+  p.h2d_bytes_per_s = 3e9;
+  p.d2h_bytes_per_s = 4e9;
+  p.choice = "chunks=8 streams=3 steps-per-pass=2 (test)";
+  s.pipeline = p;
+  const std::string text = fs::format_summary(s);
+  for (const char* part : {"4 passes", "efficiency 0.75", "T_H2D 1.5 s", "T_D2H 1.25 s",
+                           "T_kernel 0.5 s", "H2D 3 GB/s", "D2H 4 GB/s", "chunks=8 streams=3"}) {
+    EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
+  }
+  const std::string json = fs::to_json(s);
+  for (const char* key :
+       {"\"efficiency\": 0.75", "\"h2d_time_s\": 1.5", "\"d2h_time_s\": 1.25",
+        "\"kernel_time_s\": 0.5", "\"h2d_bytes_per_s\": 3000000000", "\"passes\": 4"}) {
+    EXPECT_NE(json.find(key), std::string::npos) << key << " not in " << json;
+  }
+}
+
+TEST(StencilOptions, StreamedOptionsAndPoolLimit) {
+  const fs::options o = fs::parse_options(
+      {"--mode", "streamed", "--steps-per-pass", "3", "--chunks", "7", "--pool-limit", "64M"});
+  EXPECT_EQ(o.mode, fs::run_mode::streamed);
+  EXPECT_EQ(o.steps_per_pass, 3);
+  EXPECT_EQ(o.chunks, 7);
+  ASSERT_TRUE(o.pool_limit.has_value());
+  EXPECT_EQ(*o.pool_limit, std::size_t{64} << 20);
+  EXPECT_EQ(*fs::parse_options({"--pool-limit", "4096"}).pool_limit, 4096U);
+  for (const char* bad : {"0", "-1", "12Q", "K", "1.5G"}) {
+    EXPECT_THROW((void)fs::parse_options({"--pool-limit", bad}), funnel::invalid_argument) << bad;
+  }
+}
