@@ -119,9 +119,20 @@ outcome run_share(const context& ctx) {
     double single = 0.0;
     for (const long long n : ranks) {
       std::vector<share_point> at_n;
+      bool failed = false;
       for (const launch_mode m : modes) {
-        share_point p = synthetic ? synthetic_point(ctx, n, m, blocks, iterations, launches)
-                                  : heat3d_point(ctx, n, m, box, box_steps);
+        share_point p;
+        try {
+          p = synthetic ? synthetic_point(ctx, n, m, blocks, iterations, launches)
+                        : heat3d_point(ctx, n, m, box, box_steps);
+        } catch (const std::exception& e) {
+          // One failed point (e.g. an MPS client limit) must not hide the others: say it, go on.
+          const std::string what = e.what();
+          o.notes.push_back(w + " N=" + std::to_string(n) + " " + to_string(m) +
+                            " failed: " + what.substr(0, what.find('\n')));
+          failed = true;
+          break;
+        }
         json_value j = json_value::object();
         j.set("ranks", n);
         j.set("launch", to_string(m));
@@ -140,6 +151,7 @@ outcome run_share(const context& ctx) {
         }
         at_n.push_back(std::move(p));
       }
+      if (failed) continue;
       if (n == 1) single = at_n.front().rate;
       if (n == 1 || single <= 0.0) continue;
       const share_point& b = at_n.back();
