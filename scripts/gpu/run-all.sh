@@ -27,6 +27,7 @@ stage_build() {
   {
     nvidia-smi -L; nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mode --format=csv
     nvcc --version | tail -1; cmake --version | head -1; mpirun --version | head -1; date -u
+    df -h /dev/shm; nproc; free -g | head -2
   } >"${out}/machine.txt" 2>&1 || true
   local t0=${SECONDS}
   if cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
