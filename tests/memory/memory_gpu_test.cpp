@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "funnel/error.hpp"
@@ -246,3 +247,23 @@ TEST(CudaPool, GrantAccessToAPeerDevice) {
 }
 
 }  // namespace
+
+// A pool created with default options takes memory from the device current at creation, so a
+// rank bound to GPU 1 never gets its field on GPU 0 (seen as a hang of ranks on two GPUs).
+TEST(CudaPool, DefaultOptionsUseTheCurrentDevice) {
+  const int count = funnel::device::count();
+  for (int id = 0; id < count; ++id) {
+    SCOPED_TRACE("device " + std::to_string(id));
+    funnel::device(id).make_current();
+    funnel::memory_pool pool(funnel::backend_kind::cuda);
+    funnel::stream s(funnel::backend_kind::cuda);
+    void* p = pool.allocate(s, 4096);
+    s.synchronize();
+    cudaPointerAttributes attributes{};
+    ASSERT_EQ(cudaPointerGetAttributes(&attributes, p), cudaSuccess);
+    EXPECT_EQ(attributes.device, id);
+    pool.deallocate(s, p, 4096);
+    s.synchronize();
+  }
+  funnel::device(0).make_current();
+}

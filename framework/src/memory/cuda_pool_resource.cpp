@@ -213,7 +213,22 @@ class imported_cuda_pool final : public cuda_pool_base {
 
 }  // namespace
 
-std::unique_ptr<pool_resource> make_cuda_resource(const memory_pool_options& options) {
+namespace {
+
+// The options with `device` resolved: current_device becomes the calling thread's device.
+memory_pool_options resolved(const memory_pool_options& requested) {
+  memory_pool_options options = requested;
+  if (options.device == memory_pool_options::current_device) {
+    check_device(0, options.name);  // a clear error when no device is visible at all
+    FUNNEL_CUDA_TRY(cudaGetDevice(&options.device), "memory pool '" + options.name + "'");
+  }
+  return options;
+}
+
+}  // namespace
+
+std::unique_ptr<pool_resource> make_cuda_resource(const memory_pool_options& requested) {
+  const memory_pool_options options = resolved(requested);
   check_device(options.device, options.name);
   if (device_attribute(cudaDevAttrMemoryPoolsSupported, options.device) == 0) {
     throw unsupported("memory pool '" + options.name + "': device " +
@@ -244,7 +259,8 @@ std::unique_ptr<pool_resource> make_cuda_resource(const memory_pool_options& opt
   return resource;
 }
 
-std::unique_ptr<pool_resource> import_cuda_resource(int fd, const memory_pool_options& options) {
+std::unique_ptr<pool_resource> import_cuda_resource(int fd, const memory_pool_options& requested) {
+  const memory_pool_options options = resolved(requested);
   check_device(options.device, options.name);
   cudaMemPool_t pool = nullptr;
   // The POSIX fd handle is passed by value in the pointer argument, as the CUDA API expects.

@@ -15,8 +15,11 @@ namespace funnel {
 struct memory_pool_options {
   /// Name used in error messages and statistics reports.
   std::string name = "funnel";
-  /// CUDA device the pool takes memory from (ignored by the host backend).
-  int device = 0;
+  /// Value of `device` meaning "the device current on the creating thread".
+  static constexpr int current_device = -1;
+  /// CUDA device the pool takes memory from (ignored by the host backend): by default the
+  /// device current when the pool is created, i.e. the rank's GPU once it is bound.
+  int device = current_device;
   /// Bytes the pool keeps reserved when memory is freed; more is returned to the system.
   /// The default keeps all memory (no release).
   std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
