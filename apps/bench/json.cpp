@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "funnel/detail/json_escape.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::bench {
@@ -184,34 +185,7 @@ class parser {
 
 }  // namespace
 
-std::string json_quote(std::string_view text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string json_quote(std::string_view text) { return funnel::detail::json_quote(text); }
 
 json_value json_value::array() {
   json_value v;

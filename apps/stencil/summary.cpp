@@ -6,6 +6,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "funnel/detail/json_escape.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::stencil {
@@ -17,35 +18,6 @@ std::string number(double value) {
   char text[40];
   std::snprintf(text, sizeof(text), "%.17g", value);
   return text;
-}
-
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 template <class Array>
@@ -132,12 +104,12 @@ std::string format_summary(const run_summary& s) {
 std::string to_json(const run_summary& s) {
   std::ostringstream out;
   out << "{\n";
-  out << "  \"funnel_version\": " << quoted(s.version) << ",\n";
-  out << "  \"problem\": " << quoted(s.problem) << ",\n";
-  out << "  \"dtype\": " << quoted(s.dtype) << ",\n";
-  out << "  \"backend\": " << quoted(s.backend) << ",\n";
-  out << "  \"kernel\": " << quoted(s.kernel) << ",\n";
-  out << "  \"mode\": " << quoted(s.mode) << ",\n";
+  out << "  \"funnel_version\": " << detail::json_quote(s.version) << ",\n";
+  out << "  \"problem\": " << detail::json_quote(s.problem) << ",\n";
+  out << "  \"dtype\": " << detail::json_quote(s.dtype) << ",\n";
+  out << "  \"backend\": " << detail::json_quote(s.backend) << ",\n";
+  out << "  \"kernel\": " << detail::json_quote(s.kernel) << ",\n";
+  out << "  \"mode\": " << detail::json_quote(s.mode) << ",\n";
   out << "  \"ranks\": " << s.ranks << ",\n";
   out << "  \"nodes\": " << s.nodes << ",\n";
   out << "  \"decomposition\": " << json_array(s.dims) << ",\n";
@@ -167,7 +139,7 @@ std::string to_json(const run_summary& s) {
         << ", \"kernel_time_s\": " << number(s.pipeline->kernel_seconds)
         << ", \"h2d_bytes_per_s\": " << number(s.pipeline->h2d_bytes_per_s)
         << ", \"d2h_bytes_per_s\": " << number(s.pipeline->d2h_bytes_per_s)
-        << ", \"choice\": " << quoted(s.pipeline->choice) << "},\n";
+        << ", \"choice\": " << detail::json_quote(s.pipeline->choice) << "},\n";
   }
   out << "  \"pool_reserved_high_bytes\": " << s.pool_reserved_high << ",\n";
   out << "  \"pool_used_high_bytes\": " << s.pool_used_high << "\n";

@@ -6,40 +6,11 @@
 #include <ostream>
 #include <sstream>
 
+#include "funnel/detail/json_escape.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel {
 namespace {
-
-// JSON string escaping (RFC 8259): quotes, backslashes and control characters.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (const char ch : text) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(ch) < 0x20) {
-          char code[8];
-          std::snprintf(code, sizeof code, "\\u%04x", static_cast<unsigned>(ch));
-          out += code;
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // Microseconds with nanosecond resolution, never in exponent form (viewers expect plain numbers).
 std::string micros(double us) {
@@ -104,20 +75,21 @@ std::string trace_recorder::events_json() const {
   std::ostringstream out;
   const std::string pid = std::to_string(process_id_);
   out << R"({"name":"process_name","ph":"M","pid":)" << pid << R"(,"args":{"name":)"
-      << quoted(process_name_) << "}}";
+      << detail::json_quote(process_name_) << "}}";
   for (std::size_t t = 0; t < tracks_.size(); ++t) {
     out << ",\n"
         << R"({"name":"thread_name","ph":"M","pid":)" << pid << ",\"tid\":" << t
-        << R"(,"args":{"name":)" << quoted(tracks_[t]) << "}},\n"
+        << R"(,"args":{"name":)" << detail::json_quote(tracks_[t]) << "}},\n"
         << R"({"name":"thread_sort_index","ph":"M","pid":)" << pid << ",\"tid\":" << t
         << R"(,"args":{"sort_index":)" << t << "}}";
   }
   for (const auto& span : spans_) {
-    out << ",\n{\"name\":" << quoted(span.name) << R"(,"cat":"funnel","ph":"X","pid":)" << pid
-        << ",\"tid\":" << span.track << ",\"ts\":" << micros(span.start_us)
+    out << ",\n{\"name\":" << detail::json_quote(span.name) << R"(,"cat":"funnel","ph":"X","pid":)"
+        << pid << ",\"tid\":" << span.track << ",\"ts\":" << micros(span.start_us)
         << ",\"dur\":" << micros(span.duration_us) << ",\"args\":{";
     for (std::size_t a = 0; a < span.args.size(); ++a) {
-      out << (a == 0 ? "" : ",") << quoted(span.args[a].key) << ":" << span.args[a].value;
+      out << (a == 0 ? "" : ",") << detail::json_quote(span.args[a].key) << ":"
+          << span.args[a].value;
     }
     out << "}}";
   }
