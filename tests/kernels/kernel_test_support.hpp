@@ -23,6 +23,13 @@ inline std::uint64_t fresh_seed() {
   return (static_cast<std::uint64_t>(device()) << 32) ^ device();
 }
 
+/// Declares `std::mt19937_64 name` seeded afresh, and puts the seed in every failure message of
+/// the enclosing scope so a failing draw can be replayed.
+#define FUNNEL_TEST_SEEDED_RNG(name)                                          \
+  const std::uint64_t name##_seed = ::funnel::kernels::testing::fresh_seed(); \
+  SCOPED_TRACE("seed " + std::to_string(name##_seed));                        \
+  std::mt19937_64 name(name##_seed)
+
 inline field_layout make_layout(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo = 1) {
   field_layout layout;
   layout.interior = {nx, ny, nz};

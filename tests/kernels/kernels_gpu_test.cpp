@@ -138,16 +138,12 @@ void check_heat_cuda_vs_host(const gpu_case& gc, std::mt19937_64& rng) {
 }  // namespace
 
 TEST(Heat3dCuda, BitwiseEqualToHostFloat) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (const auto& gc : gpu_cases()) check_heat_cuda_vs_host<float>(gc, rng);
 }
 
 TEST(Heat3dCuda, BitwiseEqualToHostDouble) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (const auto& gc : gpu_cases()) check_heat_cuda_vs_host<double>(gc, rng);
 }
 
@@ -161,9 +157,7 @@ TEST(Heat3dCuda, RefusesTheHostStream) {
 }
 
 TEST(Jacobi2dCuda, FieldBitwiseAndNormCloseToHost) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   test_stream stream;
   const auto layout = fk::jacobi2d_layout(1030, 517);
   for (const box& region :

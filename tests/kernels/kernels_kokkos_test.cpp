@@ -72,9 +72,7 @@ void check_heat(const kokkos_case& kc, std::mt19937_64& rng) {
 
 TEST(Heat3dKokkos, BitwiseEqualToHost) {
   ASSERT_TRUE(fk::implementation_compiled(fk::implementation::kokkos));
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (const auto& kc : kokkos_cases()) {
     check_heat<float>(kc, rng);
     check_heat<double>(kc, rng);
@@ -82,9 +80,7 @@ TEST(Heat3dKokkos, BitwiseEqualToHost) {
 }
 
 TEST(Jacobi2dKokkos, FieldBitwiseAndNormCloseToHost) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const auto layout = fk::jacobi2d_layout(70, 45);
   for (const box& region :
        {layout.interior_box(), box{{1, 9, 0}, {69, 10, 1}}, box{{5, 3, 0}, {60, 40, 1}}}) {

@@ -111,23 +111,17 @@ TEST(Implementation, ParsesAndPrints) {
 }
 
 TEST(Heat3dHost, MatchesDoubleReferenceFloat) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (const auto& hc : heat_cases()) check_heat_against_reference<float>(hc, rng);
 }
 
 TEST(Heat3dHost, MatchesDoubleReferenceDouble) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (const auto& hc : heat_cases()) check_heat_against_reference<double>(hc, rng);
 }
 
 TEST(Heat3dHost, RegionSplitsAreBitwiseIdentical) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   for (int repeat = 0; repeat < 4; ++repeat) {
     for (const auto& hc : heat_cases()) {
       check_heat_split<float>(hc, rng);
@@ -138,7 +132,7 @@ TEST(Heat3dHost, RegionSplitsAreBitwiseIdentical) {
 
 TEST(Heat3dHost, EmptyRegionWritesNothing) {
   const auto layout = ft::make_layout(5, 5, 5);
-  std::mt19937_64 rng(ft::fresh_seed());
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const auto in = ft::random_field<float>(layout, rng);
   auto out = ft::poisoned_field<float>(layout);
   const auto before = out;
@@ -188,9 +182,7 @@ TEST(Heat3dHost, RejectsBadArguments) {
 }
 
 TEST(Jacobi2dHost, MatchesReferenceAndNorm) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const auto layout = fk::jacobi2d_layout(37, 23);
   for (const box& region :
        {layout.interior_box(), box{{1, 5, 0}, {36, 6, 0 + 1}}, box{{20, 1, 0}, {21, 22, 1}}}) {
@@ -218,7 +210,7 @@ TEST(Jacobi2dHost, MatchesReferenceAndNorm) {
 }
 
 TEST(Jacobi2dHost, SplitsBitwiseAndNullNorm) {
-  std::mt19937_64 rng(ft::fresh_seed());
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const auto layout = fk::jacobi2d_layout(64, 48);
   const auto a = ft::random_field<float>(layout, rng);
   auto whole = ft::poisoned_field<float>(layout);

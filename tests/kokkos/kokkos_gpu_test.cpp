@@ -74,9 +74,7 @@ TEST(KokkosCuda, ExecutionSpaceIsOnTheStream) {
 }
 
 TEST(KokkosCuda, Heat3dBitwiseEqualToCudaKernel) {
-  const auto seed = ft::fresh_seed();
-  SCOPED_TRACE("seed " + std::to_string(seed));
-  std::mt19937_64 rng(seed);
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const auto cube = ft::make_layout(67, 33, 40);
   const auto plane = ft::make_layout(130, 47, 1);
   check_heat<float>(cube, cube.interior_box(), rng);
@@ -85,7 +83,7 @@ TEST(KokkosCuda, Heat3dBitwiseEqualToCudaKernel) {
 }
 
 TEST(KokkosCuda, Jacobi2dFieldBitwiseNormClose) {
-  std::mt19937_64 rng(ft::fresh_seed());
+  FUNNEL_TEST_SEEDED_RNG(rng);
   const funnel::stream stream(backend_kind::cuda);
   const auto layout = fk::jacobi2d_layout(1030, 517);
   const auto a = to_device(ft::random_field<float>(layout, rng));
