@@ -100,7 +100,16 @@ std::vector<gpu_case> gpu_cases() {
   const auto cube = ft::make_layout(67, 33, 40);
   const auto plane = ft::make_layout(130, 47, 1);
   const auto line = ft::make_layout(1000, 1, 1);
+  // Even strides: the 3D kernel loads two cells per row with one vector load.
+  const auto even = ft::make_layout(64, 30, 21);
+  // Planes of more than 6 MiB in float and double: blocks issued in z order inside row groups,
+  // four planes per thread, and a last chunk of three planes.
+  const auto wide = ft::make_layout(1400, 1200, 7);
   return {{"3d interior", cube, cube.interior_box()},
+          {"3d even strides", even, even.interior_box()},
+          {"3d even strides, odd sub-box", even, box{{3, 2, 5}, {40, 29, 20}}},
+          {"3d even strides, even start", even, box{{2, 1, 1}, {65, 31, 22}}},
+          {"3d wide planes", wide, wide.interior_box()},
           {"3d thin z slab", cube, box{{1, 1, 17}, {68, 34, 18}}},
           {"3d odd sub-box", cube, box{{3, 2, 5}, {41, 30, 39}}},
           {"3d halo 2 into the halo", ft::make_layout(40, 20, 70, 2), box{{1, 1, 1}, {43, 23, 73}}},
