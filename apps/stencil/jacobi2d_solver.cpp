@@ -55,7 +55,9 @@ class jacobi2d_solver final : public solver {
 
   double advance(std::int64_t /*step_limit*/) override {
     const std::int64_t iter = step_;
-    const bool norm_due = iter % *setup_.opts->check_every == 0 || iter % print_every == 0;
+    // The reference prints, at iteration k, the norm of the update its iteration k - 1 made
+    // (the k-th update): the norm is due on its cadence and for every printed line.
+    const bool norm_due = iter % *setup_.opts->check_every == 0 || (iter + 1) % print_every == 0;
     float* accumulators = norm_due ? norm_.data() : nullptr;
     const auto update = [&](stream_view stream, lane which, const float* in, float* out,
                             const box& region) {
@@ -64,7 +66,7 @@ class jacobi2d_solver final : public solver {
     };
     const double halo_seconds = field_.step(update);
     ++step_;
-    if (norm_due) read_norm(iter);
+    if (norm_due) read_norm(step_);
     return halo_seconds;
   }
 
@@ -90,7 +92,8 @@ class jacobi2d_solver final : public solver {
     field_.synchronize();
   }
 
-  void read_norm(std::int64_t iter) {
+  // `updates`: the updates made so far, the last of which the norm measures.
+  void read_norm(std::int64_t updates) {
     field_.synchronize();
     copy_async(field_.compute_stream(), norm_host_.data(), norm_.data(), 2 * sizeof(float));
     field_.synchronize();
@@ -99,8 +102,8 @@ class jacobi2d_solver final : public solver {
     FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_FLOAT, MPI_SUM, decomposition_.comm()),
                    "jacobi2d_solver");
     l2_norm_ = std::sqrt(sum);
-    if (setup_.print && iter % print_every == 0) {
-      std::printf("%5lld, %0.6f\n", static_cast<long long>(iter), static_cast<double>(l2_norm_));
+    if (setup_.print && updates % print_every == 0) {
+      std::printf("%5lld, %0.6f\n", static_cast<long long>(updates), static_cast<double>(l2_norm_));
       std::fflush(stdout);
     }
     reset_norm();
