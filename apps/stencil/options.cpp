@@ -500,8 +500,8 @@ execution
   --kernel cuda|host|kokkos  kernel implementation (default: the backend's own)
   --mode resident|streamed   field in device memory, or in host memory streamed through the
                              GPU in chunks each pass (heat3d only)
-  --halo auto|ipc|mpi        halo path (auto: IPC to ranks of the node, MPI otherwise)
-  --dims PX,PY[,PZ]          ranks along each axis (0: let MPI_Dims_create choose)
+  --halo auto|ipc|mpi        halo path (auto: IPC to ranks on this GPU, MPI otherwise)
+  --dims PX,PY[,PZ]          ranks along each axis (0: funnel chooses, z first)
   --streams S --chunks C --steps-per-pass k
                              streamed mode: chunks in flight (default 3), chunks per pass
                              (default: chosen from a probe), steps per pass (default 1)

@@ -95,6 +95,25 @@ TEST(GridSplit, DimsCreateFillsZerosAndKeepsOneCellAxesWhole) {
   expect_tiling({13, 11, 1}, funnel::detail::checked_dims(6, {13, 11, 1}, 1, {0, 0, 0}));
 }
 
+// Faces of z (whole planes) and y (row runs) are contiguous, x-faces are one cell per row: on
+// ties the split goes to z, then y; x only when it saves halo cells or nothing else fits.
+TEST(GridSplit, ChosenDimsSplitSlowAxesFirst) {
+  using funnel::detail::checked_dims;
+  EXPECT_EQ(checked_dims(2, {1024, 1024, 1024}, 1, {0, 0, 0}), (dims3{1, 1, 2}));
+  // 1x1x4 and 1x2x2 exchange as many cells: the tie goes to z.
+  EXPECT_EQ(checked_dims(4, {1024, 1024, 1024}, 1, {0, 0, 0}), (dims3{1, 1, 4}));
+  // 2x2x2 would exchange 2 x 256^2 cells per axis, with the x-faces counted twice.
+  EXPECT_EQ(checked_dims(8, {512, 512, 512}, 1, {0, 0, 0}), (dims3{1, 2, 4}));
+  EXPECT_EQ(checked_dims(2, {16382, 16382, 1}, 1, {0, 0, 0}), (dims3{1, 2, 1}));
+  EXPECT_EQ(checked_dims(4, {4096, 4096, 1}, 1, {0, 0, 0}), (dims3{1, 4, 1}));
+  // Fewer halo cells win over the slow-axis preference: a long x axis is split.
+  EXPECT_EQ(checked_dims(2, {4096, 64, 64}, 1, {0, 0, 0}), (dims3{2, 1, 1}));
+  // z has 3 cells: boxes of 1 cell are not allowed, so the split moves to y.
+  EXPECT_EQ(checked_dims(2, {64, 64, 3}, 1, {0, 0, 0}), (dims3{1, 2, 1}));
+  // Given entries are kept.
+  EXPECT_EQ(checked_dims(4, {64, 64, 64}, 1, {4, 0, 0}), (dims3{4, 1, 1}));
+}
+
 TEST(GridSplit, RejectsBadRequestsNamingTheValue) {
   using funnel::detail::checked_dims;
   expect_invalid(

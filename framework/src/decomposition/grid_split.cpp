@@ -42,7 +42,7 @@ void check_given_dims(int ranks, const index3& global_cells, const std::array<in
   bool all_given = true;
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(dims[axis] >= 0, "dims " + triple(dims) + ": ranks along " + axis_name(axis) +
-                                        " must be >= 0 (0 = let MPI_Dims_create choose)");
+                                        " must be >= 0 (0 = let funnel choose)");
     FUNNEL_EXPECTS(global_cells[axis] > 1 || dims[axis] <= 1,
                    "dims " + triple(dims) + " puts " + std::to_string(dims[axis]) +
                        " ranks along " + axis_name(axis) + ", which has only 1 cell; use 1 or 0");
@@ -92,6 +92,71 @@ void check_extents(const index3& global_cells, int halo, const std::array<int, 3
   }
 }
 
+// Whether `dims` splits every axis into boxes of >= 2 cells (and >= halo), as check_extents
+// demands; axes of one cell must have 1 rank.
+bool feasible(const index3& global_cells, int halo, const std::array<int, 3>& dims) {
+  for (int axis = 0; axis < 3; ++axis) {
+    if (global_cells[axis] == 1) {
+      if (dims[axis] != 1) return false;
+      continue;
+    }
+    const std::int64_t smallest = smallest_extent(global_cells[axis], dims[axis]);
+    if (smallest < 2 || smallest < halo) return false;
+  }
+  return true;
+}
+
+// Halo cells a largest box exchanges per step, with x-faces counted twice: an x-face is one
+// cell of every row (strided copies), y- and z-faces are contiguous runs.
+double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims) {
+  double extent[3];
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::int64_t largest = (global_cells[axis] + dims[axis] - 1) / dims[axis];  // ceil
+    extent[axis] = static_cast<double>(largest);
+  }
+  double cost = 0.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (dims[axis] == 1) continue;
+    const double face = extent[(axis + 1) % 3] * extent[(axis + 2) % 3];
+    cost += 2.0 * face * (axis == 0 ? 2.0 : 1.0);
+  }
+  return cost;
+}
+
+// Fills the 0 entries of `dims`: among the factorisations of `ranks` that keep the given
+// entries and split every axis into boxes of >= max(2, halo) cells, the one with the least
+// exchange_cost; ties go to the one that splits the slowest axes most (z, then y), whose faces
+// are contiguous. When none is feasible, MPI_Dims_create's balanced choice, which
+// check_extents then rejects with a message naming the axis.
+std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
+                               const std::array<int, 3>& given) {
+  std::array<int, 3> best{};
+  double best_cost = 0.0;
+  bool found = false;
+  for (int px = 1; px <= ranks; ++px) {
+    if (ranks % px != 0 || (given[0] != 0 && given[0] != px)) continue;
+    const int rest = ranks / px;
+    for (int py = 1; py <= rest; ++py) {
+      if (rest % py != 0 || (given[1] != 0 && given[1] != py)) continue;
+      const int pz = rest / py;
+      if (given[2] != 0 && given[2] != pz) continue;
+      const std::array<int, 3> dims{px, py, pz};
+      if (!feasible(global_cells, halo, dims)) continue;
+      const double cost = exchange_cost(global_cells, dims);
+      const bool slower = pz > best[2] || (pz == best[2] && py > best[1]);
+      if (!found || cost < best_cost || (cost == best_cost && slower)) {
+        best = dims;
+        best_cost = cost;
+        found = true;
+      }
+    }
+  }
+  if (found) return best;
+  std::array<int, 3> dims = given;
+  FUNNEL_MPI_TRY(MPI_Dims_create(ranks, 3, dims.data()), "choosing the process grid");
+  return dims;
+}
+
 }  // namespace
 
 std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
@@ -103,7 +168,7 @@ std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
   for (int axis = 0; axis < 3; ++axis) {
     if (global_cells[axis] == 1) dims[axis] = 1;
   }
-  FUNNEL_MPI_TRY(MPI_Dims_create(ranks, 3, dims.data()), "choosing the process grid");
+  dims = choose_dims(ranks, global_cells, halo, dims);
   check_extents(global_cells, halo, dims);
   return dims;
 }

@@ -17,8 +17,9 @@ namespace funnel {
 /**
  * @brief A Cartesian split of a global grid of cells into one box per rank.
  *
- * Collective construction over `comm`: the process grid `dims` (chosen by MPI_Dims_create
- * where an entry is 0; an axis of one global cell always gets 1 rank) becomes a Cartesian
+ * Collective construction over `comm`: the process grid `dims` (chosen by funnel where an
+ * entry is 0: fewest halo cells, slow axes first; an axis of one global cell always gets 1
+ * rank) becomes a Cartesian
  * communicator, which this object owns. Along an axis of N cells and P ranks, rank coordinate
  * c owns N / P cells, plus one when c < N % P (the first ranks take the remainder), starting
  * at c * (N / P) + min(c, N % P).
@@ -40,7 +41,8 @@ class cartesian_decomposition {
    * @param comm the ranks to split over (not freed; may be MPI_COMM_WORLD)
    * @param global_cells cells along x, y, z; each >= 1 (a 2D problem has z = 1)
    * @param halo ghost width, >= 1; no local extent of an axis that has ghosts may be smaller
-   * @param dims ranks along x, y, z; 0 entries are chosen by MPI_Dims_create
+   * @param dims ranks along x, y, z; 0 entries are chosen by funnel (fewest halo cells, slow axes
+   * first; see detail::checked_dims)
    * @param periodic whether each axis wraps around (its edge ranks are then neighbours)
    * @throw funnel::invalid_argument for MPI_COMM_NULL, a non-positive cell count or halo, a
    * cell count whose product overflows 64 bits, negative dims, dims whose product is not (or

@@ -12,10 +12,13 @@
 namespace funnel::detail {
 
 /**
- * @brief Checks a split request and fills the 0 entries of `dims` (MPI_Dims_create).
+ * @brief Checks a split request and fills the 0 entries of `dims`.
  *
- * Axes of one global cell get 1 rank before MPI_Dims_create fills the others. MPI must be
- * initialised (MPI_Dims_create), but nothing is communicated.
+ * Axes of one global cell get 1 rank. The others are filled with the factorisation of `ranks`
+ * that exchanges the fewest halo cells per box (x-faces, strided in memory, counted twice) and
+ * leaves every box >= max(2, halo) cells; ties go to splitting the slowest axes (z, then y),
+ * whose faces are contiguous: 2 ranks on a cube split z, not x. MPI must be initialised
+ * (MPI_Dims_create is the fallback when no split is feasible), but nothing is communicated.
  * @param ranks number of ranks, >= 1
  * @param global_cells cells along x, y, z, each >= 1, product within int64
  * @param halo ghost width, >= 1
