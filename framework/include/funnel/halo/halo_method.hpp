@@ -12,9 +12,12 @@ namespace funnel {
 /**
  * @brief The user's choice of halo path.
  *
- * `automatic`: IPC to neighbours on this node when every rank of the node can export its pool,
- * MPI otherwise (chosen per neighbour). `ipc`: IPC to every neighbour, an error when one is on
- * another node or a pool cannot be exported. `mpi`: MPI messages to every neighbour.
+ * `automatic`: IPC to neighbours on this node and on this rank's GPU (ranks sharing a GPU under
+ * MPS) when every rank of the node can export its pool, MPI otherwise (chosen per neighbour):
+ * between two GPUs of a node the staged MPI path measured faster than IPC peer copies with
+ * interprocess events (see halo_exchange.cpp). `ipc`: IPC to every neighbour, across GPUs too,
+ * an error when one is on another node or a pool cannot be exported. `mpi`: MPI messages to
+ * every neighbour.
  */
 enum class halo_method { automatic, ipc, mpi };
 
