@@ -101,7 +101,15 @@ TEST(KokkosViews, FieldViewFollowsFunnelLayout) {
 }
 
 TEST(KokkosViews, PinnedAndPlainViews) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  // With Kokkos CUDA the pinned memory space is CudaHostPinnedSpace: only page-locked memory
+  // (a cuda-backend pinned buffer) may be viewed in it.
+  const funnel::pinned_buffer unpinned(backend_kind::host, 4096);
+  EXPECT_THROW((void)fkk::pinned_view_of<double>(unpinned), funnel::invalid_argument);
+  const funnel::pinned_buffer pinned(backend_kind::cuda, 4096);
+#else
   const funnel::pinned_buffer pinned(backend_kind::host, 4096);
+#endif
   const auto pv = fkk::pinned_view_of<double>(pinned);
   EXPECT_EQ(pv.extent(0), 4096 / sizeof(double));
   EXPECT_EQ(static_cast<void*>(pv.data()), pinned.data());

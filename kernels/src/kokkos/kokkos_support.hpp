@@ -5,6 +5,7 @@
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/error.hpp"
@@ -24,6 +25,18 @@ auto box_policy(const Space& space, const box& region) {
     lo[axis] = region.lo[axis];
     hi[axis] = region.hi[axis];
   }
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+    // Tiles of 64 x 4 (x 1) cells, the CUDA kernels' block shape: a warp covers 64 cells of one
+    // row, and the y-neighbours of a block's rows stay in L1. Kokkos' default tiles for
+    // Iterate::Left are narrower along x.
+    typename policy::tile_type tile{};
+    tile[0] = 64;
+    tile[1] = 4;
+    if constexpr (Rank == 3) tile[2] = 1;
+    return policy(space, lo, hi, tile);
+  }
+#endif
   return policy(space, lo, hi);
 }
 
