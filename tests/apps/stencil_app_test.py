@@ -158,8 +158,16 @@ def cmd_bad_args(ctx, rest):
         sys.exit("FAILED:\n" + "\n".join(failures))
 
 
+def skip_without_gpu(args):
+    """Exit 77 (skipped) when args ask for the cuda backend and no GPU is visible."""
+    if "cuda" in args and not gpu_visible():
+        print("skipped: --backend cuda and no GPU visible")
+        sys.exit(77)
+
+
 def cmd_restart(ctx, rest):
     args = rest
+    skip_without_gpu(args)
     ckpt = os.path.join(ctx.workdir, "ckpt")
     mpirun(ctx, 2, args + ["--quiet", "--steps", "10", "--checkpoint-every", "5",
                            "--checkpoint-dir", ckpt, "--keep", "3"])
@@ -175,11 +183,47 @@ def cmd_restart(ctx, rest):
     print("OK: 2 ranks -> checkpoint at step 5 -> 3 ranks to step 16 == 1 rank to step 16")
 
 
+def descendants(pid):
+    """The pids of every process below pid (from /proc)."""
+    children = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # "pid (comm) state ppid ...": comm may hold spaces, so split after the ')'.
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(entry))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def ranks_of(pid, app):
+    """The processes below pid running app (its name as /proc/PID/comm shows it)."""
+    name = os.path.basename(app)[:15]
+    ranks = []
+    for child in descendants(pid):
+        try:
+            with open(f"/proc/{child}/comm") as f:
+                if f.read().strip() == name:
+                    ranks.append(child)
+        except OSError:
+            pass
+    return ranks
+
+
 def cmd_signal(ctx, rest):
     import re
     import signal
     import time
     args = rest
+    skip_without_gpu(args)
     ckpt = os.path.join(ctx.workdir, "ckpt")
     cmd = ([ctx.mpiexec, ctx.np_flag, "2"] + ctx.preflags + [ctx.app] + args +
            ["--quiet", "--steps", "100000000", "--checkpoint-dir", ckpt])
@@ -190,7 +234,16 @@ def cmd_signal(ctx, rest):
         if line.startswith("  halo:"):
             break
     time.sleep(0.5)
-    proc.send_signal(signal.SIGUSR1)
+    # To mpirun and to every process under it: some mpirun builds (seen with OpenMPI 4.1.6 on
+    # the GPU machine) do not forward SIGUSR1 to the ranks. The app must stop once whichever
+    # copy arrives first.
+    ranks = ranks_of(proc.pid, ctx.app)
+    print(f"SIGUSR1 to mpirun and to {len(ranks)} rank(s) below it")
+    for pid in [proc.pid] + ranks:
+        try:
+            os.kill(pid, signal.SIGUSR1)
+        except ProcessLookupError:
+            pass
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
