@@ -49,16 +49,24 @@ LIMITS = {
         "unsaturated.",
     ("share", "(b)/(a)"):
         "Needs MPS really serving the ranks (nvidia-smi shows M+C) and kernels shorter than the "
-        "time slice; if MPS ran, the synthetic kernel may already saturate the GPU at N = 8 "
-        "(N x blocks vs SMs).",
+        "time slice. For heat3d the case is latency-bound, not GPU-bound: each rank owns a 96^3 "
+        "box (split along x), one rank's step takes about 60 us on an H100, and the per-step IPC "
+        "halo handshake (an MPI message and an interprocess-event wait per neighbour) costs more "
+        "(halo share 76% at N = 8 in the run's summary). The synthetic case, without halos, "
+        "reaches 8.7. A device-side handshake (flags in IPC memory instead of per-step MPI "
+        "messages) or one CUDA graph per step would close it.",
     ("stencil", "vs copy"):
-        "The kernel reads each cell's 6 neighbours; below the copy rate it is missing reuse "
-        "(z-marching registers, L1/shared reuse in x-y) or occupancy. Small grids are launch "
-        "bound. Tuning the block shape and vectorised loads would close it.",
+        "Every load of a thread (2 x-cells x 2 or 4 z-planes) is issued before any arithmetic. "
+        "In one microbenchmark run on the H100, one cell per thread, z-marching through slabs, 1 "
+        "to 8 planes per thread, 32x8 to 256x1 blocks, streaming stores and z-ordered blocks "
+        "all peaked at 0.85-0.87 for float. Rows of n + 2 elements start 8-byte but not 16-byte "
+        "aligned, so float cannot use 16-byte loads: padding rows to 16 bytes (a field_layout "
+        "change) with float4 loads, or a shared-memory 2.5D tile, are the next steps.",
     ("stencil", "ranks share"):
-        "Splitting one grid adds a halo exchange per step and shrinks each rank's kernels; "
-        "overlapping the exchange with the interior, fewer synchronisations per step or CUDA "
-        "graphs would close the gap.",
+        "Each rank's step is one inner kernel, six face kernels and an IPC handshake per "
+        "neighbour; the handshake's latency is fixed while the kernels shrink with the box (2 "
+        "ranks 0.99, 4 ranks 0.94, 8 ranks 0.77 in this run). A device-side handshake or a CUDA "
+        "graph per step would close it.",
     ("pipeline", "serial / pipelined"):
         "The speed-up is at most (T_H2D + T_kernel + T_D2H) / max(...); with copies dominating "
         "it cannot exceed about 2. Check that both copy directions overlap (bidirectional rate).",
@@ -76,8 +84,12 @@ LIMITS = {
         "The CUDA pool reserves in 2 MiB granules, so small buffers round up; a release threshold "
         "or one slab per step keeps the high-water near the footprint.",
     ("scaling", ""):
-        "The halo exchange between the GPUs is not hidden behind the interior compute (peer copies "
-        "vs staged MPI); larger domains per GPU or more overlap close it.",
+        "These runs used IPC peer copies and interprocess events between the two GPUs (halo "
+        "share 42-55%). Measured the same day on nvidia-h200-x2 with explicit --halo, heat3d "
+        "2 x 1024^3 float, one rank per GPU, 100 steps: IPC 0.44-0.59 s, staged MPI 0.373 s, one "
+        "GPU alone 0.360 s (weak efficiency 0.97 with MPI). `--halo auto` now uses MPI between "
+        "GPUs and IPC only between ranks of one GPU; this benchmark has not been re-run with it. "
+        "The IPC path's cost is the cross-GPU event handshake of every step.",
 }
 
 
