@@ -27,6 +27,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proctree import descendants  # noqa: E402
+
 TIMEOUT = 120
 
 
@@ -181,27 +184,6 @@ def cmd_restart(ctx, rest):
     if restarted != uninterrupted:
         sys.exit("FAILED: restarted field (3 ranks from a 2-rank checkpoint) differs")
     print("OK: 2 ranks -> checkpoint at step 5 -> 3 ranks to step 16 == 1 rank to step 16")
-
-
-def descendants(pid):
-    """The pids of every process below pid (from /proc)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                # "pid (comm) state ppid ...": comm may hold spaces, so split after the ')'.
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 def ranks_of(pid, app):

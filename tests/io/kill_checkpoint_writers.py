@@ -17,27 +17,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proctree import descendants  # noqa: E402
+
 NO_CHECKPOINT = 3
-
-
-def descendants(pid):
-    """pid and all its descendants, from /proc."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry))
-    found, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        found.append(p)
-        todo.extend(children.get(p, []))
-    return found
 
 
 def alive(pid):
@@ -49,7 +32,7 @@ def alive(pid):
 
 
 def kill_job(proc):
-    victims = descendants(proc.pid)
+    victims = [proc.pid] + descendants(proc.pid)
     for pid in victims:
         try:
             os.kill(pid, signal.SIGKILL)
