@@ -128,11 +128,6 @@ class cuda_pool_resource final : public cuda_pool_base {
     return out;
   }
 
-  [[nodiscard]] void* import_pointer(const ipc_pointer& /*data*/) override {
-    throw invalid_argument("import_pointer needs a pool made by memory_pool::import_handle");
-  }
-  void close_imported_pointer(void* /*ptr*/) noexcept override {}
-
  private:
   // Exported once and kept for the pool's life; export_handle hands out duplicates.
   const unique_fd& shareable_handle() const {

@@ -65,11 +65,8 @@ class host_arena_resource final : public pool_resource {
   [[nodiscard]] bool ipc_exportable() const noexcept override { return true; }
 
   void* allocate(stream_view /*stream*/, std::size_t bytes, std::string& why) override {
-    const std::size_t size = round_up_to_alignment(bytes);
-    if (size < bytes) {
-      why = "size overflows when rounded to the 256-byte alignment";
-      return nullptr;
-    }
+    std::size_t size = 0;
+    if (!aligned_size(bytes, size, why)) return nullptr;
     std::lock_guard lock(mutex_);
     auto fit = std::find_if(free_.begin(), free_.end(),
                             [&](const auto& range) { return range.second >= size; });
@@ -151,11 +148,6 @@ class host_arena_resource final : public pool_resource {
     std::memcpy(out.bytes, &data, sizeof data);
     return out;
   }
-
-  [[nodiscard]] void* import_pointer(const ipc_pointer& /*data*/) override {
-    throw invalid_argument("import_pointer needs a pool made by memory_pool::import_handle");
-  }
-  void close_imported_pointer(void* /*ptr*/) noexcept override {}
 
  private:
   [[nodiscard]] std::size_t offset_of(const void* ptr) const noexcept {

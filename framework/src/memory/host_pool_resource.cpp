@@ -23,11 +23,8 @@ class host_pool_resource final : public pool_resource {
   [[nodiscard]] backend_kind backend() const noexcept override { return backend_kind::host; }
 
   void* allocate(stream_view /*stream*/, std::size_t bytes, std::string& why) override {
-    const std::size_t size = round_up_to_alignment(bytes);
-    if (size < bytes) {
-      why = "size overflows when rounded to the 256-byte alignment";
-      return nullptr;
-    }
+    std::size_t size = 0;
+    if (!aligned_size(bytes, size, why)) return nullptr;
     std::lock_guard lock(mutex_);
     if (auto it = cache_.find(size); it != cache_.end()) {
       void* ptr = it->second;

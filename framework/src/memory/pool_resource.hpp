@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "funnel/error.hpp"
 #include "funnel/ipc/unique_fd.hpp"
 #include "funnel/memory/ipc_pointer.hpp"
 #include "funnel/memory/memory_pool_options.hpp"
@@ -20,6 +21,14 @@ inline constexpr std::size_t pool_alignment = 256;
 
 [[nodiscard]] constexpr std::size_t round_up_to_alignment(std::size_t bytes) noexcept {
   return (bytes + pool_alignment - 1) / pool_alignment * pool_alignment;
+}
+
+// `bytes` rounded up to pool_alignment into `size`; false, with `why` set, when that overflows.
+[[nodiscard]] inline bool aligned_size(std::size_t bytes, std::size_t& size, std::string& why) {
+  size = round_up_to_alignment(bytes);
+  if (size >= bytes) return true;
+  why = "size overflows when rounded to the 256-byte alignment";
+  return false;
 }
 
 class pool_resource {
@@ -47,8 +56,12 @@ class pool_resource {
 
   [[nodiscard]] virtual unique_fd export_handle() const = 0;
   [[nodiscard]] virtual ipc_pointer export_pointer(void* ptr) const = 0;
-  [[nodiscard]] virtual void* import_pointer(const ipc_pointer& data) = 0;
-  virtual void close_imported_pointer(void* ptr) noexcept = 0;
+  // Only pools made by memory_pool::import_handle map other processes' pointers; the others
+  // keep these defaults.
+  [[nodiscard]] virtual void* import_pointer(const ipc_pointer& /*data*/) {
+    throw invalid_argument("import_pointer needs a pool made by memory_pool::import_handle");
+  }
+  virtual void close_imported_pointer(void* /*ptr*/) noexcept {}
 };
 
 // Factories, one per kind of pool (host_pool_resource.cpp, host_arena_resource.cpp,
