@@ -12,20 +12,10 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proctree import descendants  # noqa: E402
+
 REQUEUE = 75
-
-
-def children(pid):
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
-                        found.append(int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    return found
 
 
 def one_case(args, target, signum, seed):
@@ -41,7 +31,7 @@ def one_case(args, target, signum, seed):
         if target == "mpirun":
             os.kill(job.pid, signum)
         else:
-            ranks = children(job.pid)
+            ranks = descendants(job.pid)
             if not ranks:
                 job.kill()
                 return "no rank processes found under mpirun"
