@@ -30,6 +30,13 @@ inline std::uint64_t fresh_seed() {
   SCOPED_TRACE("seed " + std::to_string(name##_seed));                        \
   std::mt19937_64 name(name##_seed)
 
+/// A named region of a layout that a kernel test updates.
+struct region_case {
+  std::string name;
+  field_layout layout;
+  box region;
+};
+
 inline field_layout make_layout(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo = 1) {
   field_layout layout;
   layout.interior = {nx, ny, nz};

@@ -90,13 +90,7 @@ class timing_event {
   cudaEvent_t e_{};
 };
 
-struct gpu_case {
-  std::string name;
-  field_layout layout;
-  box region;
-};
-
-std::vector<gpu_case> gpu_cases() {
+std::vector<ft::region_case> gpu_cases() {
   const auto cube = ft::make_layout(67, 33, 40);
   const auto plane = ft::make_layout(130, 47, 1);
   const auto line = ft::make_layout(1000, 1, 1);
@@ -119,7 +113,7 @@ std::vector<gpu_case> gpu_cases() {
 }
 
 template <class T>
-void check_heat_cuda_vs_host(const gpu_case& gc, std::mt19937_64& rng) {
+void check_heat_cuda_vs_host(const ft::region_case& gc, std::mt19937_64& rng) {
   SCOPED_TRACE(gc.name);
   test_stream stream;
   const auto in = ft::random_field<T>(gc.layout, rng);

@@ -24,13 +24,7 @@ using funnel::stream_view;
 
 namespace {
 
-struct kokkos_case {
-  std::string name;
-  field_layout layout;
-  box region;
-};
-
-std::vector<kokkos_case> kokkos_cases() {
+std::vector<ft::region_case> kokkos_cases() {
   const auto cube = ft::make_layout(19, 11, 9);
   const auto plane = ft::make_layout(33, 17, 1);
   const auto line = ft::make_layout(50, 1, 1);
@@ -43,7 +37,7 @@ std::vector<kokkos_case> kokkos_cases() {
 }
 
 template <class T>
-void check_heat(const kokkos_case& kc, std::mt19937_64& rng) {
+void check_heat(const ft::region_case& kc, std::mt19937_64& rng) {
   SCOPED_TRACE(kc.name);
   const auto in = ft::random_field<T>(kc.layout, rng);
   auto host_out = ft::poisoned_field<T>(kc.layout);

@@ -25,14 +25,8 @@ using funnel::stream_view;
 
 namespace {
 
-struct heat_case {
-  std::string name;
-  field_layout layout;
-  box region;
-};
-
-std::vector<heat_case> heat_cases() {
-  std::vector<heat_case> cases;
+std::vector<ft::region_case> heat_cases() {
+  std::vector<ft::region_case> cases;
   auto add = [&](std::string name, field_layout layout, box region) {
     cases.push_back({std::move(name), layout, region});
   };
@@ -51,7 +45,7 @@ std::vector<heat_case> heat_cases() {
 }
 
 template <class T>
-void check_heat_against_reference(const heat_case& hc, std::mt19937_64& rng) {
+void check_heat_against_reference(const ft::region_case& hc, std::mt19937_64& rng) {
   SCOPED_TRACE(hc.name);
   const auto in = ft::random_field<T>(hc.layout, rng);
   auto out = ft::poisoned_field<T>(hc.layout);
@@ -80,7 +74,7 @@ void check_heat_against_reference(const heat_case& hc, std::mt19937_64& rng) {
 }
 
 template <class T>
-void check_heat_split(const heat_case& hc, std::mt19937_64& rng) {
+void check_heat_split(const ft::region_case& hc, std::mt19937_64& rng) {
   SCOPED_TRACE(hc.name);
   const auto in = ft::random_field<T>(hc.layout, rng);
   auto whole = ft::poisoned_field<T>(hc.layout);
