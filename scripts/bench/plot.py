@@ -17,6 +17,15 @@ import os
 import sys
 
 
+def save(plt, fig, out, filename):
+    """Lays out, writes out/filename (PNG, 120 dpi), closes the figure; returns the path."""
+    fig.tight_layout()
+    path = os.path.join(out, filename)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
 def load_trace(bench, json_path):
     """The pipeline trace: the recorded path, else the same name in bench-runs/ beside the JSON
     (the JSON may have been copied from the GPU machine)."""
@@ -62,11 +71,7 @@ def plot_share(plt, bench, out):
         ax.set_xscale("log", base=2)
         ax.legend()
         ax.grid(True, alpha=0.3)
-        name = os.path.join(out, f"share-{workload}.png")
-        fig.tight_layout()
-        fig.savefig(name, dpi=120)
-        plt.close(fig)
-        written.append(name)
+        written.append(save(plt, fig, out, f"share-{workload}.png"))
     return written
 
 
@@ -101,11 +106,7 @@ def plot_stencil(plt, bench, out):
     ax.set_xlabel("ranks on one GPU")
     ax.set_ylabel("cell-updates/s")
     ax.set_title("ranks splitting one grid")
-    fig.tight_layout()
-    name = os.path.join(out, "stencil.png")
-    fig.savefig(name, dpi=120)
-    plt.close(fig)
-    return [name]
+    return [save(plt, fig, out, "stencil.png")]
 
 
 def plot_timeline(plt, trace, out):
@@ -126,11 +127,7 @@ def plot_timeline(plt, trace, out):
     ax.set_yticklabels([tracks.get(t, str(t)) for t in tids])
     ax.set_xlabel("ms")
     ax.set_title("pipeline: one pipelined pass")
-    fig.tight_layout()
-    name = os.path.join(out, "pipeline-timeline.png")
-    fig.savefig(name, dpi=120)
-    plt.close(fig)
-    return [name]
+    return [save(plt, fig, out, "pipeline-timeline.png")]
 
 
 def plot_blocking(plt, bench, out):
@@ -148,11 +145,7 @@ def plot_blocking(plt, bench, out):
     ax.set_ylabel("cell-updates/s")
     ax.set_title("temporal blocking (label: what bounds the pass)")
     ax.grid(True, alpha=0.3)
-    fig.tight_layout()
-    name = os.path.join(out, "temporal-blocking.png")
-    fig.savefig(name, dpi=120)
-    plt.close(fig)
-    return [name]
+    return [save(plt, fig, out, "temporal-blocking.png")]
 
 
 def plot_pool(plt, bench, out):
@@ -166,11 +159,7 @@ def plot_pool(plt, bench, out):
     ax.bar(names, values, color=["gray", "tab:blue", "tab:red"])
     ax.set_ylabel("ms per step")
     ax.set_title("pool: buffers allocated and freed every step")
-    fig.tight_layout()
-    name = os.path.join(out, "pool.png")
-    fig.savefig(name, dpi=120)
-    plt.close(fig)
-    return [name]
+    return [save(plt, fig, out, "pool.png")]
 
 
 def plot_scaling(plt, bench, out):
@@ -183,11 +172,7 @@ def plot_scaling(plt, bench, out):
     ax.set_xlabel("efficiency (2 GPUs / 2 x 1 GPU)")
     ax.set_title("scaling")
     ax.legend()
-    fig.tight_layout()
-    name = os.path.join(out, "scaling.png")
-    fig.savefig(name, dpi=120)
-    plt.close(fig)
-    return [name]
+    return [save(plt, fig, out, "scaling.png")]
 
 
 def draw(json_path, out):
