@@ -1,12 +1,14 @@
 // Writes snapshot series for check_snapshots.py (an independent h5py reader): a 3D series with
 // a float64 and a float32 field and a 2D series, every cell a known function of its global
-// index, plus expected.json describing what was written. The 3D series is written by two
-// writer objects in turn, as by a run and its restart, so the XDMF index must keep the first
-// one's snapshots.
+// index, plus expected.json describing what was written. Each series is written by two writer
+// objects in turn, as by a run and its restart, so the XDMF index must keep the first one's
+// snapshots. The first writer uses write(); the second submit(), whose `ready` callback fills
+// the arrays on the writing thread (as a device-to-host copy would land), then wait().
 //
 // usage: mpirun -np 4 io_snapshot_writer <directory> <shared|per_rank>
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <fstream>
@@ -45,9 +47,9 @@ void write_series(const std::string& dir, const series_spec& s, file_mode mode, 
   const bool flat = s.global[2] == 1;
   // Half the steps by one writer, the rest by a second (a restarted run).
   const std::size_t half = s.steps.size() / 2;
-  for (int part = 0; part < 2; ++part) {
+  {
     snapshot_writer writer(MPI_COMM_WORLD, options_for(dir, s, mode));
-    for (std::size_t i = part == 0 ? 0 : half; i < (part == 0 ? half : s.steps.size()); ++i) {
+    for (std::size_t i = 0; i < half; ++i) {
       const std::int64_t step = s.steps[i];
       const auto u = make_field<double>(block, seed, step, -9.0e99);
       const auto v = make_field<float>(block, seed + 1, step, -9.0e9F);
@@ -56,6 +58,30 @@ void write_series(const std::string& dir, const series_spec& s, file_mode mode, 
       writer.write(step, 0.125 * static_cast<double>(step), block, fields);
     }
   }
+  snapshot_writer writer(MPI_COMM_WORLD, options_for(dir, s, mode));
+  if (writer.overlaps() != (mode == file_mode::file_per_rank)) {
+    throw std::runtime_error("overlaps() is " + std::to_string(writer.overlaps()) +
+                             " under MPI_THREAD_FUNNELED in this file mode");
+  }
+  // One pair of arrays per step: a submitted snapshot's arrays stay untouched until the next
+  // submit() returns. They start poisoned everywhere; `ready` fills them.
+  const auto cells = static_cast<std::size_t>(block.layout.allocated_cells());
+  std::vector<std::vector<double>> us(s.steps.size(), std::vector<double>(cells, -7.0e99));
+  std::vector<std::vector<float>> vs(s.steps.size(), std::vector<float>(cells, -7.0e9F));
+  for (std::size_t i = half; i < s.steps.size(); ++i) {
+    const std::int64_t step = s.steps[i];
+    std::vector<field_view> fields{field_view::of("u", us[i].data())};
+    if (!flat) fields.push_back(field_view::of("v", vs[i].data()));
+    writer.submit(step, 0.125 * static_cast<double>(step), block, fields,
+                  [&block, &u = us[i], &v = vs[i], seed, step] {
+                    // Into the arrays the views point at (assignment could move a new one in).
+                    const auto du = make_field<double>(block, seed, step, -9.0e99);
+                    const auto dv = make_field<float>(block, seed + 1, step, -9.0e9F);
+                    std::copy(du.begin(), du.end(), u.begin());
+                    std::copy(dv.begin(), dv.end(), v.begin());
+                  });
+  }
+  writer.wait();
 }
 
 std::string json_array(const std::vector<std::int64_t>& v) {
@@ -67,13 +93,16 @@ std::string json_array(const std::vector<std::int64_t>& v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
   int rank = 0;
   int size = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 0;
   try {
+    if (provided < MPI_THREAD_FUNNELED)
+      throw std::runtime_error("MPI gives no MPI_THREAD_FUNNELED");
     if (argc != 3 || size != 4)
       throw std::runtime_error("usage: mpirun -np 4 io_snapshot_writer DIR shared|per_rank");
     const std::string dir = argv[1];

@@ -95,7 +95,7 @@ void write_field(hid_t file, const field_view& field, const grid_block& block,
 void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
                   const std::vector<field_view>& fields, const file_decorator& decorate) {
   on_all(comm, [&] {
-    h5_quiet quiet;
+    h5_guard guard;
     h5_id mpio(h5_check(H5Pcreate(H5P_FILE_ACCESS), "file access properties"));
     h5_check(H5Pset_fapl_mpio(mpio.get(), comm, MPI_INFO_NULL), "MPI-IO driver");
     h5_id fapl = file_access(mpio.get());
@@ -116,10 +116,12 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
 }
 #endif
 
+}  // namespace
+
 void write_rank_file(const array_file_spec& spec, int rank, const grid_block& block,
                      const std::vector<field_view>& fields) {
   if (block.local_box.empty()) return;
-  h5_quiet quiet;
+  h5_guard guard;
   const std::string path = join(spec.blocks_dir, rank_file_name(rank));
   h5_id fapl = file_access();
   h5_id file(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
@@ -139,7 +141,7 @@ void write_rank_file(const array_file_spec& spec, int rank, const grid_block& bl
 void write_virtual_main(const array_file_spec& spec, const grid_block& block,
                         const std::vector<field_view>& fields, const std::vector<box>& boxes,
                         const file_decorator& decorate) {
-  h5_quiet quiet;
+  h5_guard guard;
   h5_id fapl = file_access();
   h5_id file(h5_check(H5Fcreate(spec.main_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                       "creating '" + spec.main_path + "'"));
@@ -177,14 +179,12 @@ void write_virtual_main(const array_file_spec& spec, const grid_block& block,
   }
 }
 
-void write_per_rank(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
-                    const std::vector<field_view>& fields) {
-  on_root(comm, [&] { make_directories(spec.blocks_dir); });
-  const int rank = rank_of(comm);
-  on_all(comm, [&] { write_rank_file(spec, rank, block, fields); });
+void prepare_blocks_directory(MPI_Comm comm, const array_file_spec& spec) {
+  on_root(comm, [&] {
+    remove_tree(spec.blocks_dir);
+    make_directories(spec.blocks_dir);
+  });
 }
-
-}  // namespace
 
 void check_write_request(MPI_Comm comm, const grid_block& block,
                          const std::vector<field_view>& fields) {
@@ -224,7 +224,9 @@ void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_blo
     throw unsupported("shared_file mode needs parallel HDF5");
 #endif
   }
-  write_per_rank(comm, spec, block, fields);
+  prepare_blocks_directory(comm, spec);
+  const int rank = rank_of(comm);
+  on_all(comm, [&] { write_rank_file(spec, rank, block, fields); });
   on_root(comm, [&] { write_virtual_main(spec, block, fields, boxes, decorate); });
 }
 

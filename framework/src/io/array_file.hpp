@@ -47,6 +47,22 @@ std::vector<box> gather_boxes(MPI_Comm comm, const box& mine);
 /// 0 only in file_per_rank mode, so it must not communicate.
 using file_decorator = std::function<void(hid_t main_file)>;
 
+/// Collective, file_per_rank mode: rank 0 empties `spec.blocks_dir` (rank files of an earlier
+/// run with more ranks would otherwise linger next to the new ones) and creates it.
+void prepare_blocks_directory(MPI_Comm comm, const array_file_spec& spec);
+
+/// file_per_rank mode, no communication: writes this rank's block file into the prepared
+/// `spec.blocks_dir` (nothing for an empty box). Safe on a background thread: all HDF5 calls
+/// hold h5_mutex().
+void write_rank_file(const array_file_spec& spec, int rank, const grid_block& block,
+                     const std::vector<field_view>& fields);
+
+/// file_per_rank mode, rank 0 only, no communication: the main file, whose virtual datasets map
+/// every rank's box to its block file (which need not exist yet).
+void write_virtual_main(const array_file_spec& spec, const grid_block& block,
+                        const std::vector<field_view>& fields, const std::vector<box>& boxes,
+                        const file_decorator& decorate);
+
 /// Collective: writes the fields' global datasets; throws the same error on every rank.
 void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
                       const std::vector<field_view>& fields, const std::vector<box>& boxes,

@@ -78,7 +78,7 @@ struct checkpoint_reader::impl {
 
 void checkpoint_reader::impl::open_and_parse() {
   using namespace detail;
-  h5_quiet quiet;
+  h5_guard guard;
   h5_id fapl = file_access();
   h5 = h5_id(h5_check(
       H5Fopen(file.c_str(), H5F_ACC_RDONLY, fapl.get()),
@@ -178,7 +178,7 @@ void checkpoint_reader::impl::check_block_files(std::size_t first, std::size_t s
 
 void checkpoint_reader::impl::verify_share() {
   using namespace detail;
-  h5_quiet quiet;
+  h5_guard guard;
   const auto rank = static_cast<std::size_t>(rank_of(comm));
   const auto size = static_cast<std::size_t>(size_of(comm));
   check_block_files(rank, size);
@@ -293,7 +293,7 @@ void checkpoint_reader::read(const std::string& field, const grid_block& block, 
                        " in the checkpoint; it cannot be read as " + to_string(type));
     const bool empty = block.local_box.empty();
     FUNNEL_EXPECTS(empty || host != nullptr, "read into a nullptr array");
-    detail::h5_quiet quiet;
+    detail::h5_guard guard;
     const std::string what = "reading field '" + field + "' of '" + impl_->file + "'";
     detail::h5_id d(detail::h5_check(H5Dopen2(impl_->h5.get(), field.c_str(), H5P_DEFAULT), what));
     detail::h5_id fspace(detail::h5_check(H5Dget_space(d.get()), what));

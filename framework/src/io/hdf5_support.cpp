@@ -83,6 +83,7 @@ h5_id& h5_id::operator=(h5_id&& other) noexcept {
 
 void h5_id::close(const std::string& what) {
   if (id_ < 0) return;
+  const std::lock_guard<std::recursive_mutex> lock(h5_mutex());
   const hid_t id = id_;
   id_ = H5I_INVALID_HID;
   h5_check(close_any(id), what);
@@ -90,17 +91,23 @@ void h5_id::close(const std::string& what) {
 
 void h5_id::reset() noexcept {
   if (id_ < 0) return;
+  const std::lock_guard<std::recursive_mutex> lock(h5_mutex());
   if (close_any(id_) < 0)
     funnel::detail::log_error("closing an HDF5 object failed: " + h5_error_text());
   id_ = H5I_INVALID_HID;
 }
 
-h5_quiet::h5_quiet() noexcept {
+std::recursive_mutex& h5_mutex() noexcept {
+  static std::recursive_mutex mutex;
+  return mutex;
+}
+
+h5_guard::h5_guard() noexcept : lock_(h5_mutex()) {
   H5Eget_auto2(H5E_DEFAULT, &function_, &data_);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
 }
 
-h5_quiet::~h5_quiet() { H5Eset_auto2(H5E_DEFAULT, function_, data_); }
+h5_guard::~h5_guard() { H5Eset_auto2(H5E_DEFAULT, function_, data_); }
 
 std::string h5_error_text() {
   std::string text;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -36,16 +37,23 @@ class h5_id {
   hid_t id_ = H5I_INVALID_HID;
 };
 
-/// Turns HDF5's automatic error printing off for its lifetime (restores the previous setting):
-/// failures then reach the user once, as a funnel::error, not as an HDF5 stack dump.
-class h5_quiet {
+/// The process-wide lock every funnel HDF5 call holds: HDF5 built without thread safety (the
+/// platform's parallel HDF5) must not be entered by two threads at once, and a snapshot's rank
+/// block is written on a background thread while the caller may open another file.
+std::recursive_mutex& h5_mutex() noexcept;
+
+/// Held around every block of funnel's HDF5 calls: takes h5_mutex() and turns HDF5's automatic
+/// error printing off for its lifetime (restoring the previous setting), so failures reach the
+/// user once, as a funnel::error, not as an HDF5 stack dump.
+class h5_guard {
  public:
-  h5_quiet() noexcept;
-  ~h5_quiet();
-  h5_quiet(const h5_quiet&) = delete;
-  h5_quiet& operator=(const h5_quiet&) = delete;
+  h5_guard() noexcept;
+  ~h5_guard();
+  h5_guard(const h5_guard&) = delete;
+  h5_guard& operator=(const h5_guard&) = delete;
 
  private:
+  std::lock_guard<std::recursive_mutex> lock_;
   H5E_auto2_t function_ = nullptr;
   void* data_ = nullptr;
 };

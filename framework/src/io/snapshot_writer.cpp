@@ -1,8 +1,11 @@
 #include "funnel/io/snapshot_writer.hpp"
 
+#include <chrono>
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <optional>
+#include <thread>
 #include <utility>
 
 #include "array_file.hpp"
@@ -38,7 +41,7 @@ std::string snapshot_name(const std::string& series, std::int64_t step) {
 std::optional<detail::xdmf_entry> read_entry(const std::string& dir, const std::string& file) {
   using namespace detail;
   try {
-    h5_quiet quiet;
+    h5_guard guard;
     const std::string path = join(dir, file);
     h5_id fapl = file_access();
     h5_id f(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path));
@@ -68,13 +71,68 @@ std::optional<detail::xdmf_entry> read_entry(const std::string& dir, const std::
 
 }  // namespace
 
+// One snapshot between its start (submit/write) and its completion (wait).
+struct snapshot_in_flight {
+  std::int64_t step = 0;
+  double time = 0.0;
+  detail::array_file_spec spec;
+  grid_block block;
+  std::vector<field_view> fields;
+  std::vector<box> boxes;
+  std::thread worker;          // writing this rank's block (file_per_rank, background)
+  std::exception_ptr failure;  // set by whoever wrote the block, read after the join
+  double seconds = 0.0;        // spent writing the block
+
+  // Writes this rank's block file; never throws (the failure is kept for wait()).
+  void write_block(int rank, const std::function<void()>& ready) noexcept {
+    try {
+      if (ready) ready();
+      const auto start = std::chrono::steady_clock::now();
+      detail::write_rank_file(spec, rank, block, fields);
+      seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+
+  void join() noexcept {
+    if (worker.joinable()) worker.join();
+  }
+};
+
 struct snapshot_writer::impl {
   MPI_Comm comm = MPI_COMM_NULL;
   snapshot_options options;
   file_mode mode = file_mode::file_per_rank;
+  bool mpi_allows_threads = false;
+  double block_seconds = 0.0;
   std::map<std::int64_t, detail::xdmf_entry> entries;  // on rank 0
+  std::unique_ptr<snapshot_in_flight> pending;
 
-  ~impl() { detail::release(comm); }
+  ~impl() {
+    if (pending) {
+      pending->join();
+      if (pending->failure) {
+        funnel::detail::log_error("snapshot of step " + std::to_string(pending->step) +
+                                  " left incomplete: " + describe(pending->failure));
+      }
+    }
+    detail::release(comm);
+  }
+
+  [[nodiscard]] bool overlaps() const noexcept {
+    return mode == file_mode::file_per_rank && mpi_allows_threads;
+  }
+
+  static std::string describe(const std::exception_ptr& failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "unknown exception";
+    }
+  }
 
   void scan_existing() {
     const std::string prefix = options.series + "-";
@@ -95,6 +153,79 @@ struct snapshot_writer::impl {
     write_file_atomically(detail::join(options.directory, options.series + ".xmf"),
                           detail::xdmf_document(options.series, list));
   }
+
+  // The main file's root attributes.
+  [[nodiscard]] detail::file_decorator decorator(const snapshot_in_flight& p) const {
+    return [this, &p](hid_t file) {
+      const detail::array_metadata meta{p.step, p.time, options.problem, options.spacing};
+      detail::write_common_attributes(file, meta, p.block.global_cells, p.fields);
+      detail::write_attribute(file, "origin",
+                              std::vector<double>(options.origin.begin(), options.origin.end()));
+    };
+  }
+
+  // Collective: everything up to this rank's block (written now or on a thread).
+  void start(std::int64_t step, double time, const grid_block& block,
+             const std::vector<field_view>& fields, std::function<void()> ready, bool background) {
+    complete();
+    detail::check_write_request(comm, block, fields);
+    auto p = std::make_unique<snapshot_in_flight>();
+    p->step = step;
+    p->time = time;
+    p->block = block;
+    p->fields = fields;
+    p->boxes = detail::gather_boxes(comm, block.local_box);
+    const std::string name = snapshot_name(options.series, step);
+    p->spec.main_path = detail::join(options.directory, name + ".h5");
+    p->spec.blocks_dir = detail::join(options.directory, name + ".blocks");
+    p->spec.mode = mode;
+    if (mode == file_mode::shared_file) {
+      // Collective MPI-IO: written here, by this thread.
+      const auto begin = std::chrono::steady_clock::now();
+      detail::on_all(comm, [&] {
+        if (ready) ready();
+      });
+      detail::write_array_file(comm, p->spec, block, fields, p->boxes, decorator(*p));
+      p->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    } else {
+      detail::prepare_blocks_directory(comm, p->spec);
+      const int rank = detail::rank_of(comm);
+      if (background && overlaps()) {
+        p->worker = std::thread(
+            [q = p.get(), rank, ready = std::move(ready)] { q->write_block(rank, ready); });
+      } else {
+        p->write_block(rank, ready);
+      }
+    }
+    pending = std::move(p);
+  }
+
+  // Collective: waits for the blocks, agrees on the outcome, writes the main file and index.
+  std::string complete() {
+    if (!pending) return {};
+    const std::unique_ptr<snapshot_in_flight> p = std::move(pending);
+    p->join();
+    block_seconds += p->seconds;
+    detail::agree(comm, p->failure);
+    if (p->spec.mode == file_mode::file_per_rank) {
+      detail::on_root(comm, [&] {
+        detail::write_virtual_main(p->spec, p->block, p->fields, p->boxes, decorator(*p));
+      });
+    }
+    detail::on_root(comm, [&] {
+      detail::xdmf_entry e;
+      e.step = p->step;
+      e.time = p->time;
+      e.file = detail::base_name(p->spec.main_path);
+      e.global_cells = p->block.global_cells;
+      e.spacing = options.spacing;
+      e.origin = options.origin;
+      for (const auto& f : p->fields) e.fields.emplace_back(f.name, f.type);
+      entries[p->step] = std::move(e);
+      write_index();
+    });
+    return p->spec.main_path;
+  }
 };
 
 snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
@@ -104,6 +235,9 @@ snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
                  "series name '" + options.series + "' must be letters, digits, '_' or '-'");
   impl_->mode = resolve(options.mode);
   impl_->options = std::move(options);
+  int level = MPI_THREAD_SINGLE;
+  FUNNEL_MPI_TRY(MPI_Query_thread(&level), "snapshot_writer");
+  impl_->mpi_allows_threads = level >= MPI_THREAD_FUNNELED;
   impl_->comm = detail::duplicate(comm);
   detail::on_root(impl_->comm, [&] {
     detail::make_directories(impl_->options.directory);
@@ -117,39 +251,20 @@ snapshot_writer& snapshot_writer::operator=(snapshot_writer&&) noexcept = defaul
 
 std::string snapshot_writer::write(std::int64_t step, double time, const grid_block& block,
                                    const std::vector<field_view>& fields) {
-  MPI_Comm comm = impl_->comm;
-  const snapshot_options& opt = impl_->options;
-  detail::check_write_request(comm, block, fields);
-  const std::vector<box> boxes = detail::gather_boxes(comm, block.local_box);
-  const std::string name = snapshot_name(opt.series, step);
-  detail::array_file_spec spec;
-  spec.main_path = detail::join(opt.directory, name + ".h5");
-  spec.blocks_dir = detail::join(opt.directory, name + ".blocks");
-  spec.mode = impl_->mode;
-  // Rank files of an earlier run with more ranks would otherwise linger next to the new ones.
-  if (spec.mode == file_mode::file_per_rank) {
-    detail::on_root(comm, [&] { detail::remove_tree(spec.blocks_dir); });
-  }
-  const detail::array_metadata meta{step, time, opt.problem, opt.spacing};
-  detail::write_array_file(comm, spec, block, fields, boxes, [&](hid_t file) {
-    detail::write_common_attributes(file, meta, block.global_cells, fields);
-    detail::write_attribute(file, "origin",
-                            std::vector<double>(opt.origin.begin(), opt.origin.end()));
-  });
-  detail::on_root(comm, [&] {
-    detail::xdmf_entry e;
-    e.step = step;
-    e.time = time;
-    e.file = name + ".h5";
-    e.global_cells = block.global_cells;
-    e.spacing = opt.spacing;
-    e.origin = opt.origin;
-    for (const auto& f : fields) e.fields.emplace_back(f.name, f.type);
-    impl_->entries[step] = std::move(e);
-    impl_->write_index();
-  });
-  return spec.main_path;
+  impl_->start(step, time, block, fields, {}, false);
+  return impl_->complete();
 }
+
+void snapshot_writer::submit(std::int64_t step, double time, const grid_block& block,
+                             const std::vector<field_view>& fields, std::function<void()> ready) {
+  impl_->start(step, time, block, fields, std::move(ready), true);
+}
+
+std::string snapshot_writer::wait() { return impl_->complete(); }
+
+bool snapshot_writer::overlaps() const noexcept { return impl_->overlaps(); }
+
+double snapshot_writer::block_seconds() const noexcept { return impl_->block_seconds; }
 
 std::string snapshot_writer::xdmf_path() const {
   return detail::join(impl_->options.directory, impl_->options.series + ".xmf");

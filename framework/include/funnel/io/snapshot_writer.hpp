@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +31,21 @@ namespace funnel::io {
  * atomically after each snapshot; snapshots of the series already in the directory (e.g. from
  * before a restart) stay listed.
  *
- * All members are collective over the communicator. Move-only.
+ * Two ways to write a snapshot:
+ * - write(): returns when the snapshot is complete on disk;
+ * - submit(): returns once the snapshot is under way; each rank writes its block file on a
+ *   background thread, overlapped with whatever the caller does next (its next time steps), and
+ *   the snapshot is completed (main file, XDMF entry, errors of any rank reported on every rank)
+ *   by the next submit(), write() or wait(). Overlap needs file_per_rank mode and MPI
+ *   initialised with at least MPI_THREAD_FUNNELED (the thread makes no MPI call); otherwise
+ *   submit() writes the block before returning, exactly as write() does.
+ *
+ * A snapshot's main file is written only after every rank's block file is complete, so a main
+ * file never names a block that is still being written. All funnel HDF5 calls of a process hold
+ * one lock, so other funnel files (checkpoints, another series) may be written while a block is
+ * in flight; HDF5 calls of the application itself must wait for wait().
+ *
+ * All members except the destructor are collective over the communicator. Move-only.
  */
 class snapshot_writer {
  public:
@@ -43,7 +58,11 @@ class snapshot_writer {
    * @throw funnel::system_error when the directory cannot be created
    */
   snapshot_writer(MPI_Comm comm, snapshot_options options);
-  /// @brief Frees the communicator; never throws.
+  /**
+   * @brief Waits for a block still being written (not collective: the snapshot stays
+   * incomplete, without a main file; a write error is logged), then frees the communicator.
+   * Call wait() first to complete the last snapshot.
+   */
   ~snapshot_writer();
   /// @brief Takes over `other`'s series.
   snapshot_writer(snapshot_writer&& other) noexcept;
@@ -64,6 +83,38 @@ class snapshot_writer {
    */
   std::string write(std::int64_t step, double time, const grid_block& block,
                     const std::vector<field_view>& fields);
+
+  /**
+   * @brief Starts one snapshot (collective): completes the one in flight (see wait()), checks
+   * the request, prepares the directory, then leaves this rank's block to a background thread.
+   * @param step time step number (names the file)
+   * @param time simulation time
+   * @param block this rank's block and memory layout (same global grid on every rank)
+   * @param fields the fields to write; their data must stay valid and unchanged until the next
+   * submit(), write() or wait() returns
+   * @param ready called on the writing thread before the fields are read, e.g. to wait for the
+   * device-to-host copy that fills them (empty: nothing to wait for); an exception it throws
+   * fails the snapshot like a write error
+   * @throw as write(), for this request or for the snapshot completed first
+   */
+  void submit(std::int64_t step, double time, const grid_block& block,
+              const std::vector<field_view>& fields, std::function<void()> ready = {});
+
+  /**
+   * @brief Completes the snapshot in flight, if any (collective): waits for every rank's block,
+   * then writes the main file and the XDMF entry.
+   * @return path of the completed snapshot's main file; "" when none was in flight
+   * @throw funnel::error (or the failing rank's exception type) on every rank when any rank's
+   * block or the main file could not be written
+   */
+  std::string wait();
+
+  /// @brief True when submit() overlaps the block writes with the caller (see the class notes).
+  [[nodiscard]] bool overlaps() const noexcept;
+
+  /// @brief Seconds this rank spent writing blocks, summed over all snapshots (on the
+  /// background thread for submit(); waiting for `ready` not included).
+  [[nodiscard]] double block_seconds() const noexcept;
 
   /// @brief Path of the series' XDMF file.
   [[nodiscard]] std::string xdmf_path() const;

@@ -1,0 +1,130 @@
+// snapshot_writer::submit()/wait() under real mpirun (3 ranks): the block is written after
+// submit() returns, errors of one rank's block surface on every rank at wait(), a failed snapshot
+// leaves no main file and the writer goes on, and a writer destroyed with a block in flight
+// neither hangs nor leaves a main file. The data itself is read back by check_snapshots.py.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "funnel/error.hpp"
+#include "funnel/io/snapshot_writer.hpp"
+#include "io_mpi_support.hpp"
+#include "io_test_support.hpp"
+
+namespace funnel::io::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+const index3 global{12, 10, 6};
+const index3 procs{1, 3, 1};
+
+snapshot_options options_in(const std::string& dir) {
+  snapshot_options o;
+  o.directory = dir;
+  o.series = "s";
+  o.problem = "test";
+  o.mode = file_mode::file_per_rank;
+  return o;
+}
+
+bool exists_on_root(const std::string& path) {
+  int found = world_rank() == 0 && fs::exists(path) ? 1 : 0;
+  MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return found != 0;
+}
+
+TEST(SnapshotSubmit, BlockIsWrittenAfterSubmitReturns) {
+  shared_directory dir(MPI_COMM_WORLD, "submit");
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+  ASSERT_TRUE(writer.overlaps());
+  // The writing thread may read the data only once this thread has returned from submit(): a
+  // synchronous submit() would find the promise unset and fail the snapshot.
+  std::promise<void> returned;
+  std::future<void> submit_returned = returned.get_future();
+  writer.submit(1, 0.5, block, {field_view::of("u", u.data())}, [&submit_returned] {
+    if (submit_returned.wait_for(std::chrono::minutes(1)) != std::future_status::ready) {
+      throw error("the block was read before submit() returned");
+    }
+  });
+  returned.set_value();
+  const std::string main_file = writer.wait();
+  EXPECT_EQ(main_file, dir.path() + "/s-00000001.h5");
+  EXPECT_TRUE(exists_on_root(main_file));
+  EXPECT_TRUE(exists_on_root(dir.path() + "/s.xmf"));
+  EXPECT_EQ(writer.wait(), "") << "nothing is in flight after wait()";
+  EXPECT_GE(writer.block_seconds(), 0.0);
+}
+
+TEST(SnapshotSubmit, OneRanksFailureSurfacesOnEveryRankAndTheWriterGoesOn) {
+  shared_directory dir(MPI_COMM_WORLD, "submit-fail");
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  const std::vector<field_view> fields{field_view::of("u", u.data())};
+  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+  writer.submit(2, 1.0, block, fields, [] {
+    if (world_rank() == 1) throw system_error("device copy failed on purpose", 5);
+  });
+  try {
+    writer.wait();
+    ADD_FAILURE() << "wait() returned after a failed block";
+  } catch (const system_error& e) {
+    EXPECT_NE(std::string(e.what()).find("device copy failed on purpose"), std::string::npos)
+        << e.what();
+    EXPECT_EQ(e.errnum(), 5);
+  }
+  EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000002.h5")) << "main file of a failed snapshot";
+  // The next snapshot starts clean, and the failure is not reported twice.
+  writer.submit(3, 1.5, block, fields);
+  EXPECT_EQ(writer.wait(), dir.path() + "/s-00000003.h5");
+  EXPECT_TRUE(exists_on_root(dir.path() + "/s-00000003.h5"));
+}
+
+TEST(SnapshotSubmit, FailureIsReportedByTheNextSubmit) {
+  shared_directory dir(MPI_COMM_WORLD, "submit-next");
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  const std::vector<field_view> fields{field_view::of("u", u.data())};
+  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+  writer.submit(4, 2.0, block, fields, [] {
+    if (world_rank() == 2) throw invalid_argument("bad block on rank 2");
+  });
+  EXPECT_THROW(writer.submit(5, 2.5, block, fields), invalid_argument);
+  // The failed snapshot was completed by that submit(); the new one was not started.
+  EXPECT_EQ(writer.wait(), "");
+}
+
+TEST(SnapshotSubmit, DestroyedWithABlockInFlightLeavesNoMainFile) {
+  shared_directory dir(MPI_COMM_WORLD, "submit-drop");
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  {
+    snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+    writer.submit(6, 3.0, block, {field_view::of("u", u.data())});
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000006.h5"));
+  EXPECT_TRUE(exists_on_root(dir.path() + "/s-00000006.blocks/rank-00000.h5"))
+      << "the block itself is finished before the writer goes";
+}
+
+TEST(SnapshotSubmit, RequestErrorsAreCheckedBeforeAnythingIsWritten) {
+  shared_directory dir(MPI_COMM_WORLD, "submit-bad");
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+  const std::string name = world_rank() == 1 ? "v" : "u";
+  EXPECT_THROW(writer.submit(7, 3.5, block, {field_view::of(name, u.data())}), invalid_argument);
+  EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000007.blocks"));
+  EXPECT_EQ(writer.wait(), "");
+}
+
+}  // namespace
+}  // namespace funnel::io::test
