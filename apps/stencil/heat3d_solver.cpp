@@ -135,6 +135,9 @@ class heat3d_solver final : public solver {
   }
 
   [[nodiscard]] const void* host_field() override { return field_.download(); }
+  [[nodiscard]] std::function<void()> download_async(void* destination) override {
+    return field_.download_async(static_cast<T*>(destination));
+  }
   [[nodiscard]] std::size_t element_size() const override { return sizeof(T); }
   [[nodiscard]] std::string field_name() const override {
     return field_name_of(problem_kind::heat3d);

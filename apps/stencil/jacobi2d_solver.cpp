@@ -78,6 +78,9 @@ class jacobi2d_solver final : public solver {
   void finish(run_summary& summary) override { summary.final_norm = l2_norm_; }
 
   [[nodiscard]] const void* host_field() override { return field_.download(); }
+  [[nodiscard]] std::function<void()> download_async(void* destination) override {
+    return field_.download_async(static_cast<float*>(destination));
+  }
   [[nodiscard]] std::size_t element_size() const override { return sizeof(float); }
   [[nodiscard]] std::string field_name() const override {
     return field_name_of(problem_kind::jacobi2d);

@@ -42,7 +42,9 @@ bool prepare_collectively(const std::vector<std::string>& args,
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
+  // FUNNELED: snapshot blocks are written on a thread that makes no MPI call.
+  int thread_level = MPI_THREAD_SINGLE;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   funnel::stencil::run_config config;

@@ -195,6 +195,11 @@ const std::map<std::string, option_spec>& option_table() {
       {"output-dir",
        {arity::required, [](options& o, const std::string& k,
                             const std::string& v) { o.output_dir = parse_path(k, v); }}},
+      {"output-overlap",
+       {arity::required,
+        [](options& o, const std::string& k, const std::string& v) {
+          o.output_overlap = parse_word(k, v, {"auto", "on", "off"});
+        }}},
       {"checkpoint-every",
        {arity::required,
         [](options& o, const std::string& k, const std::string& v) {
@@ -464,6 +469,7 @@ std::string to_config_text(const options& o) {
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";
   out << "output-dir = " << o.output_dir << "\n";
+  out << "output-overlap = " << o.output_overlap << "\n";
   out << "checkpoint-every = " << o.checkpoint_every << "\n";
   out << "checkpoint-dir = " << o.checkpoint_dir << "\n";
   out << "keep = " << o.keep << "\n";
@@ -513,6 +519,11 @@ output and restart
   --summary FILE             write the JSON summary to FILE
   --output-every N           HDF5 snapshot (+ XDMF for ParaView) every N steps
   --output-dir D             snapshot directory (default output)
+  --output-overlap auto|on|off
+                             write snapshots on a thread while the next steps run (one file
+                             per rank + a main file); off: the loop waits for each (one shared
+                             file with parallel HDF5); auto (default): on when every rank
+                             may use 2 or more CPUs
   --checkpoint-every N       checkpoint every N steps (0: only when signalled)
   --checkpoint-dir D         checkpoint directory (default checkpoints)
   --keep K                   checkpoints kept (default 2)

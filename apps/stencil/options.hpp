@@ -51,6 +51,7 @@ struct options {
   std::string summary;                          ///< --summary FILE ("" = none)
   std::int64_t output_every = 0;                ///< --output-every (0 = no snapshots)
   std::string output_dir = "output";            ///< --output-dir
+  std::string output_overlap = "auto";          ///< --output-overlap auto|on|off
   std::int64_t checkpoint_every = 0;            ///< --checkpoint-every (0 = only on signal)
   std::string checkpoint_dir = "checkpoints";   ///< --checkpoint-dir
   int keep = 2;                                 ///< --keep

@@ -1,11 +1,15 @@
 #include "output.hpp"
 
+#include <sched.h>
+
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/io/termination_request.hpp"
+#include "funnel/runtime/pinned_buffer.hpp"
 #if FUNNEL_HAS_HDF5
 #include "funnel/io/checkpoint_reader.hpp"
 #include "funnel/io/checkpoint_writer.hpp"
@@ -16,6 +20,19 @@ namespace funnel::stencil {
 
 #if FUNNEL_HAS_HDF5
 namespace {
+
+// --output-overlap resolved on all ranks alike (the file layout must match): auto is on unless
+// some rank is bound to a single CPU, where the writing thread would take time from the steps.
+bool overlap_snapshots(MPI_Comm comm, const std::string& choice) {
+  if (choice != "auto") return choice == "on";
+  int spare = 1;
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) < 2) spare = 0;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &spare, 1, MPI_INT, MPI_MIN, comm),
+                 "--output-overlap auto");
+  return spare == 1;
+}
 
 io::dtype dtype_of(const options& opts) {
   return opts.dtype == scalar_type::float32 ? io::dtype::float32 : io::dtype::float64;
@@ -59,10 +76,31 @@ void restart_source::restore(solver& s, const cartesian_decomposition& d) const 
 struct run_output::impl {
   MPI_Comm comm;
   const options* opts;
+  bool overlap = false;  // --output-overlap resolved
   io::checkpoint_options checkpoint;
   std::optional<io::snapshot_writer> snapshots;
   std::optional<io::checkpoint_writer> checkpoints;
+  std::optional<pinned_buffer> snapshot_buffer;  // what the background thread writes from
   io::termination_request termination;
+
+  // The snapshot of the current step: started (overlap on) or written.
+  void snapshot(solver& s, const cartesian_decomposition& d) {
+    if (!overlap) {
+      snapshots->write(s.step(), s.time(), block_of(d), fields_of(s, *opts));
+      return;
+    }
+    snapshots->wait();  // the buffer is free again
+    std::function<void()> landed = s.download_async(snapshot_buffer->data());
+    snapshots->submit(s.step(), s.time(), block_of(d),
+                      {io::field_view{s.field_name(), dtype_of(*opts), snapshot_buffer->data()}},
+                      std::move(landed));
+  }
+
+  // Checkpoints wait for the snapshot in flight: its errors surface first, and both need HDF5.
+  void checkpoint_now(solver& s, const cartesian_decomposition& d) {
+    if (snapshots) snapshots->wait();
+    writer().write(s.step(), s.time(), block_of(d), fields_of(s, *opts));
+  }
 
   io::checkpoint_writer& writer() {
     // Runs that never checkpoint on schedule take the directory (and its lock) only when a
@@ -73,7 +111,7 @@ struct run_output::impl {
 };
 
 run_output::run_output(MPI_Comm comm, const options& opts, std::string configuration,
-                       const solver& s)
+                       const solver& s, backend_kind backend, std::size_t field_bytes)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
   impl_->opts = &opts;
@@ -89,7 +127,12 @@ run_output::run_output(MPI_Comm comm, const options& opts, std::string configura
     snapshot.series = to_string(opts.problem);
     snapshot.problem = to_string(opts.problem);
     snapshot.spacing = s.spacing();
+    // Only one file per rank can be written behind the steps: a shared file needs collective
+    // MPI-IO, which the writing thread may not call (MPI_THREAD_FUNNELED).
+    impl_->overlap = overlap_snapshots(comm, opts.output_overlap);
+    snapshot.mode = impl_->overlap ? io::file_mode::file_per_rank : io::file_mode::automatic;
     impl_->snapshots.emplace(comm, snapshot);
+    if (impl_->overlap) impl_->snapshot_buffer.emplace(backend, field_bytes);
   }
 }
 
@@ -102,16 +145,50 @@ double run_output::after_step(solver& s, const cartesian_decomposition& d) {
   const bool snapshot = impl_->snapshots && step % opts.output_every == 0;
   const bool checkpoint = opts.checkpoint_every > 0 && step % opts.checkpoint_every == 0;
   if (!snapshot && !checkpoint) return 0.0;
-  if (snapshot) impl_->snapshots->write(step, s.time(), block_of(d), fields_of(s, opts));
-  if (checkpoint) impl_->writer().write(step, s.time(), block_of(d), fields_of(s, opts));
+  if (snapshot) impl_->snapshot(s, d);
+  if (checkpoint) impl_->checkpoint_now(s, d);
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double run_output::finish() {
+  const auto start = std::chrono::steady_clock::now();
+  if (impl_->snapshots) impl_->snapshots->wait();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+double run_output::background_seconds() const noexcept {
+  return impl_->snapshots && impl_->snapshots->overlaps() && impl_->overlap
+             ? impl_->snapshots->block_seconds()
+             : 0.0;
+}
+
+std::string run_output::describe() const {
+  if (!impl_->snapshots) return {};
+  const std::string every = "every " + std::to_string(impl_->opts->output_every) + " steps to " +
+                            impl_->opts->output_dir + ", ";
+  if (impl_->overlap && impl_->snapshots->overlaps()) {
+    return every + "written behind the steps (one file per rank + main file)";
+  }
+  std::string why;
+  if (impl_->overlap) {
+    why = "MPI gives no MPI_THREAD_FUNNELED";
+  } else if (impl_->opts->output_overlap == "auto") {
+    why = "a rank is bound to one CPU: give each rank 2 or use --output-overlap on";
+  } else {
+    why = "--output-overlap off";
+  }
+  return every + "the steps wait for each (" + why + ")";
 }
 
 bool run_output::stop_requested(solver& s, const cartesian_decomposition& d) {
   if (!impl_->termination.agreed(impl_->comm)) return false;
   const options& opts = *impl_->opts;
   const bool written = opts.checkpoint_every > 0 && s.step() % opts.checkpoint_every == 0;
-  if (!written) impl_->writer().write(s.step(), s.time(), block_of(d), fields_of(s, opts));
+  if (written) {
+    finish();
+  } else {
+    impl_->checkpoint_now(s, d);
+  }
   return true;
 }
 
@@ -130,7 +207,8 @@ struct run_output::impl {
   MPI_Comm comm;
   io::termination_request termination;
 };
-run_output::run_output(MPI_Comm comm, const options& opts, std::string, const solver&)
+run_output::run_output(MPI_Comm comm, const options& opts, std::string, const solver&, backend_kind,
+                       std::size_t)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
   if (opts.output_every > 0 || opts.checkpoint_every > 0) {
@@ -141,6 +219,9 @@ run_output::run_output(MPI_Comm comm, const options& opts, std::string, const so
 }
 run_output::~run_output() = default;
 double run_output::after_step(solver&, const cartesian_decomposition&) { return 0.0; }
+double run_output::finish() { return 0.0; }
+double run_output::background_seconds() const noexcept { return 0.0; }
+std::string run_output::describe() const { return {}; }
 bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
   // Without checkpoints the best answer to "stop" is to stop; the job script requeues.
   return impl_->termination.agreed(impl_->comm);

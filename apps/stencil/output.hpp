@@ -11,6 +11,7 @@
 #include <string>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 #include "solver.hpp"
 
@@ -61,21 +62,43 @@ class run_output {
    * @param opts resolved options
    * @param configuration the run configuration stored in checkpoints
    * @param s the solver (spacing, field name)
+   * @param backend the run's backend (snapshot downloads land in pinned memory of it)
+   * @param field_bytes bytes of the rank's field in its allocated layout (the pinned buffer
+   * snapshots are written from is allocated here, before the step loop)
    * @throw funnel::unsupported when output is asked for without HDF5
    * @throw funnel::error when the checkpoint directory is locked by another run
    */
-  run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s);
+  run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s,
+             backend_kind backend, std::size_t field_bytes);
   ~run_output();
   run_output(const run_output&) = delete;
   run_output& operator=(const run_output&) = delete;
 
   /**
    * @brief Writes what is due after the step the solver just completed (collective).
+   *
+   * A snapshot (--output-overlap on) is only started: the field is downloaded into a pinned
+   * buffer of its own and the rank's block is written by a background thread while the next
+   * steps run; it is completed by the next snapshot, a checkpoint, stop_requested() or
+   * finish(). Checkpoints are written before this returns.
    * @param s the solver
    * @param decomposition the run's split
-   * @return seconds spent writing; exactly 0 when nothing was due
+   * @return seconds this call took; exactly 0 when nothing was due
    */
   double after_step(solver& s, const cartesian_decomposition& decomposition);
+
+  /**
+   * @brief Completes the snapshot still being written, if any (collective); call after the
+   * step loop.
+   * @return seconds this call took
+   */
+  double finish();
+
+  /// @brief Seconds this rank spent writing snapshot blocks on the background thread.
+  [[nodiscard]] double background_seconds() const noexcept;
+
+  /// @brief How snapshots are written, for the plan ("" without snapshots).
+  [[nodiscard]] std::string describe() const;
 
   /**
    * @brief Collective: true when any rank caught SIGTERM/SIGUSR1; then a checkpoint of the

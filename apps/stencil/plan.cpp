@@ -24,6 +24,7 @@ std::string format_plan(const plan_info& p) {
       << cells(p.global_cells) << " cells, steps " << p.first_step << " -> " << p.last_step << ", "
       << p.mode << " mode\n";
   if (!p.restart_from.empty()) out << "  restart from " << p.restart_from << "\n";
+  if (!p.snapshots.empty()) out << "  snapshots " << p.snapshots << "\n";
   out << "  ranks " << p.ranks << " on " << p.nodes << " node(s); backend " << p.backend
       << ", kernel " << p.kernel << "; GPUs " << p.gpus;
   if (p.gpus > 0) out << ", ranks per GPU " << p.ranks_per_gpu << ", MPS " << p.mps;

@@ -41,6 +41,7 @@ struct plan_info {
   int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)
   std::string restart_from;  ///< checkpoint path when restarting
   std::string pipeline;      ///< streamed mode: rank 0's chunks, streams, k and why ("" resident)
+  std::string snapshots;     ///< how snapshots are written ("" without)
 };
 
 /**

@@ -12,10 +12,12 @@
 #include <utility>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/error.hpp"
 #include "funnel/halo/halo_exchange.hpp"
 #include "funnel/halo/halo_method.hpp"
 #include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/device.hpp"
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/event_flags.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
@@ -54,9 +56,12 @@ class resident_field {
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method)
-      : layout_(decomposition.layout()),
+      : backend_(backend),
+        pool_(&pool),
+        layout_(decomposition.layout()),
         compute_(backend),
         halo_stream_(backend, stream_priority::high),
+        output_(backend),
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
@@ -64,6 +69,8 @@ class resident_field {
         regions_(split_for_overlap(layout_, 1)),
         compute_done_(backend),
         halo_done_(backend),
+        stashed_(backend),
+        landed_(backend),
         timers_{halo_timer(backend), halo_timer(backend)} {}
 
   /// @brief The rank's layout.
@@ -139,6 +146,60 @@ class resident_field {
     return static_cast<T*>(staging_.data());
   }
 
+  /**
+   * @brief Starts copying the current field (halo included) into `destination` and returns
+   * without waiting for it.
+   *
+   * On the cuda backend the field is first copied within device memory into a buffer from the
+   * pool (the next step's streams wait only for that copy, a fraction of a step), then
+   * downloaded on the output stream while the next steps run. When the pool cannot hold that
+   * buffer (a --pool-limit), the download goes straight from the field and the next step waits
+   * for it. On the host backend the copy is done when this returns.
+   * @param destination host memory of layout().allocated_cells() values, pinned for an
+   * asynchronous download; nothing else may use it until the copy is done
+   * @return waits for the copy; callable from another thread (it makes this thread's device
+   * current there); valid until the next download_async()
+   */
+  [[nodiscard]] std::function<void()> download_async(T* destination) {
+    const std::size_t bytes = staging_.size();
+    if (backend_ == backend_kind::host) {
+      synchronize();
+      copy_async(compute_, destination, current_.data(), bytes);
+      return {};
+    }
+    // The last step's boundary update (halo stream) is part of the field.
+    wait_event(compute_, halo_done_.view());
+    device_buffer<T> stash;
+    try {
+      stash =
+          device_buffer<T>(*pool_, compute_, static_cast<std::size_t>(layout_.allocated_cells()));
+    } catch (const out_of_memory& e) {
+      if (!told_no_stash_) {
+        funnel::detail::log_error(
+            std::string("snapshot downloads not overlapped with the next steps: ") + e.what());
+        told_no_stash_ = true;
+      }
+    }
+    if (stash.empty()) {
+      copy_async(compute_, destination, current_.data(), bytes);
+      landed_.record(compute_);
+      // The next exchange may write the ghosts the download reads.
+      wait_event(halo_stream_, landed_.view());
+    } else {
+      copy_async(compute_, stash.data(), current_.data(), bytes);
+      stashed_.record(compute_);
+      wait_event(halo_stream_, stashed_.view());
+      wait_event(output_, stashed_.view());
+      copy_async(output_, destination, stash.data(), bytes);
+      landed_.record(output_);
+      stash.set_stream(output_);  // back to the pool once the download is done
+    }
+    return [landed = &landed_, gpu = device::current()] {
+      gpu.make_current();
+      landed->synchronize();
+    };
+  }
+
   /// @brief The host staging buffer (fill it, then upload()).
   [[nodiscard]] T* staging() const noexcept { return static_cast<T*>(staging_.data()); }
 
@@ -174,9 +235,12 @@ class resident_field {
     }
   };
 
+  backend_kind backend_;
+  memory_pool* pool_;
   field_layout layout_;
   stream compute_;
   stream halo_stream_;
+  stream output_;  // snapshot downloads
   device_buffer<T> current_;
   device_buffer<T> next_;
   pinned_buffer staging_;
@@ -184,6 +248,9 @@ class resident_field {
   overlap_regions regions_;
   event compute_done_;
   event halo_done_;
+  event stashed_;
+  event landed_;
+  bool told_no_stash_ = false;
   std::array<halo_timer, 2> timers_;
   int parity_ = 0;
 };

@@ -246,7 +246,9 @@ int run(const run_config& config, MPI_Comm comm) {
   const auto s = make_solver(setup);
   s->initialize();
   if (restart) restart->restore(*s, decomposition);
-  run_output output(comm, opts, to_config_text(opts), *s);
+  run_output output(
+      comm, opts, to_config_text(opts), *s, backend,
+      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
 
   plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
@@ -255,6 +257,7 @@ int run(const run_config& config, MPI_Comm comm) {
   plan.mps = job.mps;
   plan.warnings = bound.report().warnings;
   plan.pipeline = s->pipeline_plan();
+  plan.snapshots = output.describe();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
     std::fflush(stdout);
@@ -284,10 +287,12 @@ int run(const run_config& config, MPI_Comm comm) {
       break;
     }
   }
-  s->host_field();  // waits for the last step
+  summary.output_seconds += output.finish();  // the last snapshot, if still being written
+  s->host_field();                            // waits for the last step
   halo_seconds += s->halo_seconds_pending();
-  double times[2] = {MPI_Wtime() - start, halo_seconds};
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, times, 2, MPI_DOUBLE, MPI_MAX, comm), "run");
+  double times[3] = {MPI_Wtime() - start, halo_seconds, output.background_seconds()};
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, comm), "run");
+  summary.output_background_seconds = times[2];
   progress.finish();
 
   summary.version = FUNNEL_VERSION;

@@ -68,6 +68,14 @@ class solver {
   virtual void finish(run_summary& summary) = 0;
   /// @brief The current field on the host (allocated layout). Valid until the next call.
   [[nodiscard]] virtual const void* host_field() = 0;
+  /**
+   * @brief Starts copying the current field (allocated layout) into `destination` without
+   * waiting for the copy; the next steps may run meanwhile (resident mode on a GPU).
+   * @param destination host memory of element_size() × allocated cells, pinned on the cuda
+   * backend; not to be touched until the returned function has returned
+   * @return waits for the copy (callable on another thread); empty when the copy is done
+   */
+  [[nodiscard]] virtual std::function<void()> download_async(void* destination) = 0;
   /// @brief Bytes per cell value.
   [[nodiscard]] virtual std::size_t element_size() const = 0;
   /// @brief Name of the field in snapshots and checkpoints.

@@ -12,6 +12,8 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdio>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -177,6 +179,17 @@ class streamed_field {
   void synchronize() noexcept {}
   /// @brief The current host array (the field is already on the host).
   [[nodiscard]] T* download() const noexcept { return current(); }
+  /**
+   * @brief Copies the current host array into `destination`, done on return (the next pass
+   * overwrites the array).
+   * @param destination host memory of layout().allocated_cells() values
+   * @return an empty function: nothing left to wait for
+   */
+  [[nodiscard]] std::function<void()> download_async(T* destination) const {
+    std::memcpy(destination, current(),
+                static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T));
+    return {};
+  }
   /// @brief Nothing to copy: a restore writes the current host array directly.
   void upload() noexcept {}
   /// @brief Device bytes held (the pipeline's ring of slots).

@@ -97,6 +97,11 @@ std::string format_summary(const run_summary& s) {
     std::snprintf(line, sizeof(line), "; output at %d step(s) in %.3f s", s.outputs,
                   s.output_seconds);
     out << line;
+    if (s.output_background_seconds > 0.0) {
+      std::snprintf(line, sizeof(line), " (+ %.3f s of snapshot writing behind the steps)",
+                    s.output_background_seconds);
+      out << line;
+    }
   }
   return out.str();
 }
@@ -124,6 +129,7 @@ std::string to_json(const run_summary& s) {
   out << "  \"halo_time_s\": " << number(s.halo_seconds) << ",\n";
   out << "  \"halo_time_share\": " << number(s.halo_share()) << ",\n";
   out << "  \"output_time_s\": " << number(s.output_seconds) << ",\n";
+  out << "  \"output_background_time_s\": " << number(s.output_background_seconds) << ",\n";
   out << "  \"outputs\": " << s.outputs << ",\n";
   if (s.error) {
     out << "  \"error\": {\"max_abs\": " << number(s.error->max_abs)

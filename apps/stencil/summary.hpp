@@ -60,8 +60,10 @@ struct run_summary {
   std::size_t pool_reserved_high = 0;       ///< largest reserved high-water mark of any rank's pool
   std::size_t pool_used_high = 0;           ///< largest used high-water mark of any rank's pool
   std::optional<pipeline_report> pipeline;  ///< streamed mode figures
-  double output_seconds = 0.0;              ///< time in snapshots and checkpoints (rank 0)
-  int outputs = 0;                          ///< steps at which snapshots/checkpoints were written
+  double output_seconds = 0.0;  ///< step-loop time in snapshots and checkpoints (rank 0)
+  double output_background_seconds =
+      0.0;          ///< snapshot block writes overlapped with steps (slowest rank)
+  int outputs = 0;  ///< steps at which snapshots/checkpoints were written
 
   /// @brief Steps run by this invocation.
   [[nodiscard]] std::int64_t steps() const noexcept { return last_step - first_step; }

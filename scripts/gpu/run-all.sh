@@ -6,6 +6,9 @@
 #   sanitize  every gpu test under compute-sanitizer memcheck, racecheck, synccheck
 #   launch    scripts/gpu/launch-check.sh: funnel-run + real MPS (8 ranks on one GPU, teardown)
 #   sample    scripts/run-sample.sh: the README's run command (funnel-stencil via funnel-run)
+#   snapshots HDF5 snapshot cost: heat3d 256^3 double, 3000 steps, a snapshot every 700 steps,
+#             inline (--output-overlap off) and behind the steps (on) vs no output; 1 and 4
+#             ranks, bound to a core or not
 #   bench     funnel-bench (all benchmarks), JSON + plots under $OUT
 # Usage: scripts/gpu/run-all.sh STAGE[,STAGE...]   (default: build,test)
 # Logs go to $OUT (or ./gpu-out); a short table is printed last.
@@ -90,6 +93,55 @@ stage_sample() {
   fi
 }
 
+stage_snapshots() {
+  # heat3d 256^3 double, 3000 steps, a snapshot (134 MB) every 700 steps: without output, inline
+  # (--output-overlap off) and behind the steps (on); 1 and 4 ranks, ranks bound to one core
+  # (OpenMPI's default for 2 or fewer ranks) or not bound; the best of 2 runs.
+  local app=${build}/bin/funnel-stencil rc=0 tmp
+  tmp=$(mktemp -d)
+  for bind in core none; do
+    for ranks in 1 4; do
+      for rep in 1 2; do
+        for overlap in none off on; do
+          local extra=()
+          if [[ ${overlap} != none ]]; then
+            extra=(--output-every 700 --output-dir "${tmp}/out" --output-overlap "${overlap}")
+          fi
+          mpirun -np "${ranks}" --bind-to "${bind}" "${app}" --backend cuda --problem heat3d \
+            --n 256,256,256 --dtype double --steps 3000 --quiet \
+            --summary "${out}/snapshots-${bind}-${ranks}-${overlap}-${rep}.json" "${extra[@]}" \
+            >>"${out}/snapshots.log" 2>&1 || rc=1
+          rm -rf "${tmp:?}/out"
+        done
+      done
+    done
+  done
+  rm -rf "${tmp}"
+  python3 - "${out}" <<'PY' | tee -a "${out}/snapshots.log"
+import glob, json, os, sys
+out = sys.argv[1]
+runs = {}
+for path in glob.glob(os.path.join(out, "snapshots-*.json")):
+    bind, ranks, overlap, _ = os.path.basename(path)[len("snapshots-"):-len(".json")].split("-")
+    with open(path) as f:
+        s = json.load(f)
+    best = runs.get((bind, ranks, overlap))
+    if best is None or s["time_s"] < best["time_s"]:
+        runs[(bind, ranks, overlap)] = s
+print("bind  ranks  output   loop s  vs none  snapshots  in loop s  behind steps s")
+for bind in ("core", "none"):
+    for ranks in ("1", "4"):
+        none = runs.get((bind, ranks, "none"))
+        for overlap in ("none", "off", "on"):
+            s = runs.get((bind, ranks, overlap))
+            if not s or not none:
+                continue
+            print(f"{bind:5s} {ranks:>5}  {overlap:6s} {s['time_s']:8.3f} {s['time_s'] / none['time_s']:8.2f} "
+                  f"{s['outputs']:10d} {s['output_time_s']:10.3f} {s['output_background_time_s']:15.3f}")
+PY
+  record snapshots "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "see snapshots.log"
+}
+
 stage_bench() {
   local rc=0
   if [[ -x "${build}/bin/funnel-bench" ]]; then
@@ -110,8 +162,8 @@ IFS=, read -ra wanted <<<"${stages}"
 status=0
 for s in "${wanted[@]}"; do
   case "${s}" in
-    build | test | sanitize | launch | sample | bench) "stage_${s}" || status=1 ;;
-    *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, sample, bench)" >&2; exit 2 ;;
+    build | test | sanitize | launch | sample | snapshots | bench) "stage_${s}" || status=1 ;;
+    *) echo "run-all.sh: unknown stage '${s}' (allowed: build, test, sanitize, launch, sample, snapshots, bench)" >&2; exit 2 ;;
   esac
 done
 {
@@ -124,5 +176,6 @@ tar czf /tmp/gpu-logs.tgz -C "${out}" . && mv /tmp/gpu-logs.tgz "${out}/"
 (cd "${out}" &&
   find . -maxdepth 1 -type f ! -name gpu-logs.tgz ! -name summary.txt ! -name bench.json \
     ! -name ctest-gpu.log ! -name sanitizer.log ! -name launch-check.log ! -name sample.log \
+    ! -name snapshots.log \
     -delete && rm -rf ./*/)
 exit "${status}"

@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 
@@ -56,6 +57,12 @@ def app_runs(build):
         "--problem", "jacobi2d", "--n", "256,256", "--steps", "10"], {}
     yield "app_heat3d_streamed", mpi + ["1", app] + common + [
         "--n", "48,40,36", "--steps", "6", "--mode", "streamed", "--steps-per-pass", "2"], {}
+    # Snapshots behind the steps: device-side copy, download on the output stream, the block
+    # written by a thread that waits for the download's event.
+    snapshots = tempfile.mkdtemp(prefix="funnel-sanitize-snapshots-")
+    yield "app_heat3d_snapshots", mpi + ["2", app] + common + [
+        "--n", "48,40,36", "--steps", "6", "--halo", "ipc", "--output-every", "2",
+        "--output-dir", snapshots], {}
 
 
 def main():

@@ -17,6 +17,11 @@
                             --gpu the streamed run uses the cuda backend (exit 77 without GPU)
   trace -- RANKS ARGS...    --trace writes valid Chrome trace JSON: h2d/kernel/d2h spans of
                             every chunk of every pass on every rank, with bytes and chunk ids
+  snapshots -- RANKS ARGS...
+                            snapshots every 4 of 12 steps, written behind the steps
+                            (--output-overlap on) and inline (off), read back with h5py: each
+                            bitwise the field of a run stopped at its step (exit 77 without
+                            h5py, or for --backend cuda without a GPU)
 Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...] [--workdir DIR]
 """
 import argparse
@@ -380,15 +385,95 @@ def cmd_gpu(ctx, rest):
         print(f"OK: {ranks} ranks, IPC halos, bitwise equal to 1 rank on the GPU")
 
 
+def snapshot_reader(ctx):
+    """read(path, dataset) -> (step attribute, values as raw C-order bytes): h5py when the
+    python has it, else --h5-reader (the HDF5 C library, no funnel code); exit 77 without both."""
+    try:
+        import h5py
+
+        def read_h5py(path, dataset):
+            with h5py.File(path, "r") as h5:
+                return int(h5.attrs["step"]), h5[dataset][()].tobytes()
+        return read_h5py
+    except ImportError as missing:
+        if not ctx.h5_reader:
+            print(f"skipped: {missing} (install python3-h5py) and no --h5-reader")
+            sys.exit(77)
+
+    def read_tool(path, dataset):
+        raw = os.path.join(ctx.workdir, "dataset.bin")
+        out = subprocess.run([ctx.h5_reader, path, dataset, raw], check=True, text=True,
+                             stdout=subprocess.PIPE).stdout
+        with open(raw, "rb") as f:
+            return int(out.split()[1]), f.read()
+    return read_tool
+
+
+def cmd_snapshots(ctx, rest):
+    """Snapshots read back with h5py == the field dump of runs stopped at the snapshot steps.
+
+    With --output-overlap on, the field of step S is downloaded and written while steps S+1...
+    run: a snapshot holding any later step's values, or torn between two steps, differs.
+    """
+    read = snapshot_reader(ctx)
+    ranks = int(rest[0])
+    args = rest[1:]
+    skip_without_gpu(args)
+    every, steps = 4, 12
+    heat = "jacobi2d" not in args and "-nx" not in args
+    series, field = ("heat3d", "u") if heat else ("jacobi2d", "a")
+    fallback_expected = "--pool-limit" in args and "cuda" in args
+    written = {}
+    for overlap in ("on", "off"):
+        directory = os.path.join(ctx.workdir, f"out-{overlap}")
+        summary_file = os.path.join(ctx.workdir, f"summary-{overlap}.json")
+        proc = mpirun(ctx, ranks, args + ["--quiet", "--steps", str(steps), "--output-every",
+                                          str(every), "--output-dir", directory,
+                                          "--output-overlap", overlap, "--summary",
+                                          summary_file])
+        with open(summary_file) as f:
+            summary = json.load(f)
+        background = summary["output_background_time_s"]
+        if (background > 0) != (overlap == "on"):
+            sys.exit(f"FAILED: --output-overlap {overlap}: {background} s written in the "
+                     "background")
+        told = "snapshot downloads not overlapped" in proc.stderr
+        if overlap == "on" and told != fallback_expected:
+            sys.exit(f"FAILED: fallback message {'missing' if fallback_expected else 'printed'}"
+                     f"\n{proc.stderr}")
+        with open(os.path.join(directory, f"{series}.xmf")) as f:
+            index = f.read()
+        for step in range(every, steps + 1, every):
+            name = f"{series}-{step:08d}.h5"
+            if name not in index:
+                sys.exit(f"FAILED: {series}.xmf does not list {name}")
+            stored_step, values = read(os.path.join(directory, name), field)
+            if stored_step != step:
+                sys.exit(f"FAILED: {name} has step {stored_step}")
+            written[(overlap, step)] = values
+        print(f"--output-overlap {overlap}: {steps // every} snapshots, {background:.4f} s "
+              "written behind the steps")
+    for step in range(every, steps + 1, every):
+        reference, _ = dump(ctx, ranks, args + ["--steps", str(step)], f"step-{step}.bin")
+        for overlap in ("on", "off"):
+            if written[(overlap, step)] != reference:
+                sys.exit(f"FAILED: snapshot of step {step} (--output-overlap {overlap}) is not "
+                         f"the field of a run stopped at step {step}")
+    print(f"OK: snapshots of steps {list(range(every, steps + 1, every))} on {ranks} ranks, "
+          "overlapped and inline, bitwise equal to the fields of runs stopped there")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal", "gpu",
-                                            "streamed", "trace"])
+                                            "streamed", "trace", "snapshots"])
     parser.add_argument("--app", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
     parser.add_argument("--preflags", default="")
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--h5-reader", default=None,
+                        help="snapshots: HDF5 dataset reader used when h5py is missing")
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     ctx = parser.parse_args()
     ctx.preflags = ctx.preflags.split()
@@ -397,7 +482,7 @@ def main():
         ctx.workdir = ctx.workdir or tmp
         commands = {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args,
                     "restart": cmd_restart, "signal": cmd_signal, "gpu": cmd_gpu,
-                    "streamed": cmd_streamed, "trace": cmd_trace}
+                    "streamed": cmd_streamed, "trace": cmd_trace, "snapshots": cmd_snapshots}
         commands[ctx.command](ctx, rest)
 
 
