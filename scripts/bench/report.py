@@ -84,12 +84,15 @@ LIMITS = {
         "The CUDA pool reserves in 2 MiB granules, so small buffers round up; a release threshold "
         "or one slab per step keeps the high-water near the footprint.",
     ("scaling", ""):
-        "These runs used IPC peer copies and interprocess events between the two GPUs (halo "
-        "share 42-55%). Measured the same day on nvidia-h200-x2 with explicit --halo, heat3d "
-        "2 x 1024^3 float, one rank per GPU, 100 steps: IPC 0.44-0.59 s, staged MPI 0.373 s, one "
-        "GPU alone 0.360 s (weak efficiency 0.97 with MPI). `--halo auto` now uses MPI between "
-        "GPUs and IPC only between ranks of one GPU; this benchmark has not been re-run with it. "
-        "The IPC path's cost is the cross-GPU event handshake of every step.",
+        "Halos between the GPUs go through staged MPI (`--halo auto`): device-to-host, MPI, "
+        "host-to-device, overlapped with the interior update. Strong scaling halves each GPU's "
+        "work while the 1024 x 1024 faces stay the same size, so the exchange (4 MB each way per "
+        "face and step) is a larger share of a step half as long; weak scaling keeps the step "
+        "length and meets the goal. Before `--halo auto` (IPC peer copies and interprocess events "
+        "between the GPUs) the same benchmark gave 0.59 strong / 0.45 weak. With 4 ranks per GPU "
+        "and `funnel-run --policy packed` (neighbours on one GPU, IPC between them) heat3d gave "
+        "0.49 / 0.62 against 0.43 / 1.04 with the default round-robin placement (all links staged "
+        "MPI): the per-step IPC handshake of ranks sharing a GPU costs more than staging.",
 }
 
 
