@@ -33,6 +33,21 @@ snapshot_options options_in(const std::string& dir) {
   return o;
 }
 
+// One test's directory, this rank's block and field, and a writer of them.
+struct submit_case {
+  explicit submit_case(const std::string& tag)
+      : dir(MPI_COMM_WORLD, tag),
+        block(make_block(global, procs, world_rank(), 1)),
+        u(make_field<double>(block, 5, 1, -1.0)),
+        fields{field_view::of("u", u.data())},
+        writer(MPI_COMM_WORLD, options_in(dir.path())) {}
+  shared_directory dir;
+  grid_block block;
+  std::vector<double> u;
+  std::vector<field_view> fields;
+  snapshot_writer writer;
+};
+
 bool exists_on_root(const std::string& path) {
   int found = world_rank() == 0 && fs::exists(path) ? 1 : 0;
   MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD);
@@ -40,65 +55,54 @@ bool exists_on_root(const std::string& path) {
 }
 
 TEST(SnapshotSubmit, BlockIsWrittenAfterSubmitReturns) {
-  shared_directory dir(MPI_COMM_WORLD, "submit");
-  const grid_block block = make_block(global, procs, world_rank(), 1);
-  const auto u = make_field<double>(block, 5, 1, -1.0);
-  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
-  ASSERT_TRUE(writer.overlaps());
+  submit_case c("submit");
+  ASSERT_TRUE(c.writer.overlaps());
   // The writing thread may read the data only once this thread has returned from submit(): a
   // synchronous submit() would find the promise unset and fail the snapshot.
   std::promise<void> returned;
   std::future<void> submit_returned = returned.get_future();
-  writer.submit(1, 0.5, block, {field_view::of("u", u.data())}, [&submit_returned] {
+  c.writer.submit(1, 0.5, c.block, c.fields, [&submit_returned] {
     if (submit_returned.wait_for(std::chrono::minutes(1)) != std::future_status::ready) {
       throw error("the block was read before submit() returned");
     }
   });
   returned.set_value();
-  const std::string main_file = writer.wait();
-  EXPECT_EQ(main_file, dir.path() + "/s-00000001.h5");
+  const std::string main_file = c.writer.wait();
+  EXPECT_EQ(main_file, c.dir.path() + "/s-00000001.h5");
   EXPECT_TRUE(exists_on_root(main_file));
-  EXPECT_TRUE(exists_on_root(dir.path() + "/s.xmf"));
-  EXPECT_EQ(writer.wait(), "") << "nothing is in flight after wait()";
-  EXPECT_GE(writer.block_seconds(), 0.0);
+  EXPECT_TRUE(exists_on_root(c.dir.path() + "/s.xmf"));
+  EXPECT_EQ(c.writer.wait(), "") << "nothing is in flight after wait()";
+  EXPECT_GE(c.writer.block_seconds(), 0.0);
 }
 
 TEST(SnapshotSubmit, OneRanksFailureSurfacesOnEveryRankAndTheWriterGoesOn) {
-  shared_directory dir(MPI_COMM_WORLD, "submit-fail");
-  const grid_block block = make_block(global, procs, world_rank(), 1);
-  const auto u = make_field<double>(block, 5, 1, -1.0);
-  const std::vector<field_view> fields{field_view::of("u", u.data())};
-  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
-  writer.submit(2, 1.0, block, fields, [] {
+  submit_case c("submit-fail");
+  c.writer.submit(2, 1.0, c.block, c.fields, [] {
     if (world_rank() == 1) throw system_error("device copy failed on purpose", 5);
   });
   try {
-    writer.wait();
+    c.writer.wait();
     ADD_FAILURE() << "wait() returned after a failed block";
   } catch (const system_error& e) {
     EXPECT_NE(std::string(e.what()).find("device copy failed on purpose"), std::string::npos)
         << e.what();
     EXPECT_EQ(e.errnum(), 5);
   }
-  EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000002.h5")) << "main file of a failed snapshot";
+  EXPECT_FALSE(exists_on_root(c.dir.path() + "/s-00000002.h5")) << "main file of a failed snapshot";
   // The next snapshot starts clean, and the failure is not reported twice.
-  writer.submit(3, 1.5, block, fields);
-  EXPECT_EQ(writer.wait(), dir.path() + "/s-00000003.h5");
-  EXPECT_TRUE(exists_on_root(dir.path() + "/s-00000003.h5"));
+  c.writer.submit(3, 1.5, c.block, c.fields);
+  EXPECT_EQ(c.writer.wait(), c.dir.path() + "/s-00000003.h5");
+  EXPECT_TRUE(exists_on_root(c.dir.path() + "/s-00000003.h5"));
 }
 
 TEST(SnapshotSubmit, FailureIsReportedByTheNextSubmit) {
-  shared_directory dir(MPI_COMM_WORLD, "submit-next");
-  const grid_block block = make_block(global, procs, world_rank(), 1);
-  const auto u = make_field<double>(block, 5, 1, -1.0);
-  const std::vector<field_view> fields{field_view::of("u", u.data())};
-  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
-  writer.submit(4, 2.0, block, fields, [] {
+  submit_case c("submit-next");
+  c.writer.submit(4, 2.0, c.block, c.fields, [] {
     if (world_rank() == 2) throw invalid_argument("bad block on rank 2");
   });
-  EXPECT_THROW(writer.submit(5, 2.5, block, fields), invalid_argument);
+  EXPECT_THROW(c.writer.submit(5, 2.5, c.block, c.fields), invalid_argument);
   // The failed snapshot was completed by that submit(); the new one was not started.
-  EXPECT_EQ(writer.wait(), "");
+  EXPECT_EQ(c.writer.wait(), "");
 }
 
 TEST(SnapshotSubmit, DestroyedWithABlockInFlightLeavesNoMainFile) {
@@ -116,14 +120,12 @@ TEST(SnapshotSubmit, DestroyedWithABlockInFlightLeavesNoMainFile) {
 }
 
 TEST(SnapshotSubmit, RequestErrorsAreCheckedBeforeAnythingIsWritten) {
-  shared_directory dir(MPI_COMM_WORLD, "submit-bad");
-  const grid_block block = make_block(global, procs, world_rank(), 1);
-  const auto u = make_field<double>(block, 5, 1, -1.0);
-  snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path()));
+  submit_case c("submit-bad");
   const std::string name = world_rank() == 1 ? "v" : "u";
-  EXPECT_THROW(writer.submit(7, 3.5, block, {field_view::of(name, u.data())}), invalid_argument);
-  EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000007.blocks"));
-  EXPECT_EQ(writer.wait(), "");
+  EXPECT_THROW(c.writer.submit(7, 3.5, c.block, {field_view::of(name, c.u.data())}),
+               invalid_argument);
+  EXPECT_FALSE(exists_on_root(c.dir.path() + "/s-00000007.blocks"));
+  EXPECT_EQ(c.writer.wait(), "");
 }
 
 }  // namespace
