@@ -78,9 +78,11 @@ struct run_output::impl {
   const options* opts;
   bool overlap = false;  // --output-overlap resolved
   io::checkpoint_options checkpoint;
-  std::optional<io::snapshot_writer> snapshots;
   std::optional<io::checkpoint_writer> checkpoints;
+  // Declared before the writer, so it outlives a block still being written when an error
+  // unwinds the run (the writer's destructor waits for that block).
   std::optional<pinned_buffer> snapshot_buffer;  // what the background thread writes from
+  std::optional<io::snapshot_writer> snapshots;
   io::termination_request termination;
 
   // The snapshot of the current step: started (overlap on) or written.

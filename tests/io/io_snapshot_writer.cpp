@@ -58,16 +58,17 @@ void write_series(const std::string& dir, const series_spec& s, file_mode mode, 
       writer.write(step, 0.125 * static_cast<double>(step), block, fields);
     }
   }
+  // One pair of arrays per step: a submitted snapshot's arrays stay untouched until the next
+  // submit() returns, and outlive the writer (whose destructor waits for a block in flight). They
+  // start poisoned everywhere; `ready` fills them.
+  const auto cells = static_cast<std::size_t>(block.layout.allocated_cells());
+  std::vector<std::vector<double>> us(s.steps.size(), std::vector<double>(cells, -7.0e99));
+  std::vector<std::vector<float>> vs(s.steps.size(), std::vector<float>(cells, -7.0e9F));
   snapshot_writer writer(MPI_COMM_WORLD, options_for(dir, s, mode));
   if (writer.overlaps() != (mode == file_mode::file_per_rank)) {
     throw std::runtime_error("overlaps() is " + std::to_string(writer.overlaps()) +
                              " under MPI_THREAD_FUNNELED in this file mode");
   }
-  // One pair of arrays per step: a submitted snapshot's arrays stay untouched until the next
-  // submit() returns. They start poisoned everywhere; `ready` fills them.
-  const auto cells = static_cast<std::size_t>(block.layout.allocated_cells());
-  std::vector<std::vector<double>> us(s.steps.size(), std::vector<double>(cells, -7.0e99));
-  std::vector<std::vector<float>> vs(s.steps.size(), std::vector<float>(cells, -7.0e9F));
   for (std::size_t i = half; i < s.steps.size(); ++i) {
     const std::int64_t step = s.steps[i];
     std::vector<field_view> fields{field_view::of("u", us[i].data())};

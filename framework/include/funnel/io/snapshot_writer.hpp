@@ -91,7 +91,7 @@ class snapshot_writer {
    * @param time simulation time
    * @param block this rank's block and memory layout (same global grid on every rank)
    * @param fields the fields to write; their data must stay valid and unchanged until the next
-   * submit(), write() or wait() returns
+   * submit(), write() or wait() returns, or the writer is destroyed (everything `ready` uses too)
    * @param ready called on the writing thread before the fields are read, e.g. to wait for the
    * device-to-host copy that fills them (empty: nothing to wait for); an exception it throws
    * fails the snapshot like a write error
