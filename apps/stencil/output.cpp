@@ -92,10 +92,15 @@ struct run_output::impl {
       return;
     }
     snapshots->wait();  // the buffer is free again
-    std::function<void()> landed = s.download_async(snapshot_buffer->data());
-    snapshots->submit(s.step(), s.time(), block_of(d),
-                      {io::field_view{s.field_name(), dtype_of(*opts), snapshot_buffer->data()}},
-                      std::move(landed));
+    const std::function<void()> landed = s.download_async(snapshot_buffer->data());
+    try {
+      snapshots->submit(s.step(), s.time(), block_of(d),
+                        {io::field_view{s.field_name(), dtype_of(*opts), snapshot_buffer->data()}},
+                        landed);
+    } catch (...) {
+      if (landed) landed();  // the download must land before an unwinding run frees the buffer
+      throw;
+    }
   }
 
   // Checkpoints wait for the snapshot in flight: its errors surface first, and both need HDF5.

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -191,8 +192,11 @@ struct snapshot_writer::impl {
       detail::prepare_blocks_directory(comm, p->spec);
       const int rank = detail::rank_of(comm);
       if (background && overlaps()) {
-        p->worker = std::thread(
-            [q = p.get(), rank, ready = std::move(ready)] { q->write_block(rank, ready); });
+        try {
+          p->worker = std::thread([q = p.get(), rank, ready] { q->write_block(rank, ready); });
+        } catch (const std::system_error&) {
+          p->write_block(rank, ready);  // no thread to be had: write it now, on every rank alike
+        }
       } else {
         p->write_block(rank, ready);
       }
@@ -239,6 +243,12 @@ snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
   FUNNEL_MPI_TRY(MPI_Query_thread(&level), "snapshot_writer");
   impl_->mpi_allows_threads = level >= MPI_THREAD_FUNNELED;
   impl_->comm = detail::duplicate(comm);
+  // HDF5 initialises itself on its first call, and a parallel HDF5 build makes MPI calls then:
+  // that must happen here, on the thread that may call MPI, not on the block-writing thread.
+  detail::on_all(impl_->comm, [] {
+    const detail::h5_guard guard;
+    detail::h5_check(H5open(), "initialising HDF5");
+  });
   detail::on_root(impl_->comm, [&] {
     detail::make_directories(impl_->options.directory);
     impl_->scan_existing();
