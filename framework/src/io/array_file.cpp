@@ -181,6 +181,9 @@ void write_virtual_main(const array_file_spec& spec, const grid_block& block,
 
 void prepare_blocks_directory(MPI_Comm comm, const array_file_spec& spec) {
   on_root(comm, [&] {
+    // A main file of the same name (a run that is redoing this step) would name blocks that
+    // are about to be rewritten: it goes first, and a new one comes once the blocks are done.
+    remove_tree(spec.main_path);
     remove_tree(spec.blocks_dir);
     make_directories(spec.blocks_dir);
   });

@@ -47,8 +47,9 @@ std::vector<box> gather_boxes(MPI_Comm comm, const box& mine);
 /// 0 only in file_per_rank mode, so it must not communicate.
 using file_decorator = std::function<void(hid_t main_file)>;
 
-/// Collective, file_per_rank mode: rank 0 empties `spec.blocks_dir` (rank files of an earlier
-/// run with more ranks would otherwise linger next to the new ones) and creates it.
+/// Collective, file_per_rank mode: rank 0 removes an earlier main file of this name and empties
+/// `spec.blocks_dir` (rank files of an earlier run with more ranks would otherwise linger next
+/// to the new ones), then creates it.
 void prepare_blocks_directory(MPI_Comm comm, const array_file_spec& spec);
 
 /// file_per_rank mode, no communication: writes this rank's block file into the prepared
