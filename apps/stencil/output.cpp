@@ -164,9 +164,7 @@ double run_output::finish() {
 }
 
 double run_output::background_seconds() const noexcept {
-  return impl_->snapshots && impl_->snapshots->overlaps() && impl_->overlap
-             ? impl_->snapshots->block_seconds()
-             : 0.0;
+  return impl_->snapshots ? impl_->snapshots->background_seconds() : 0.0;
 }
 
 std::string run_output::describe() const {

@@ -56,7 +56,7 @@ bool exists_on_root(const std::string& path) {
 
 TEST(SnapshotSubmit, BlockIsWrittenAfterSubmitReturns) {
   submit_case c("submit");
-  ASSERT_TRUE(c.writer.overlaps());
+  EXPECT_TRUE(c.writer.overlaps());  // not ASSERT: a rank leaving early hangs the others
   // The writing thread may read the data only once this thread has returned from submit(): a
   // synchronous submit() would find the promise unset and fail the snapshot.
   std::promise<void> returned;
@@ -72,7 +72,7 @@ TEST(SnapshotSubmit, BlockIsWrittenAfterSubmitReturns) {
   EXPECT_TRUE(exists_on_root(main_file));
   EXPECT_TRUE(exists_on_root(c.dir.path() + "/s.xmf"));
   EXPECT_EQ(c.writer.wait(), "") << "nothing is in flight after wait()";
-  EXPECT_GE(c.writer.block_seconds(), 0.0);
+  EXPECT_GT(c.writer.background_seconds(), 0.0) << "the block was written on the thread";
 }
 
 TEST(SnapshotSubmit, OneRanksFailureSurfacesOnEveryRankAndTheWriterGoesOn) {
@@ -117,6 +117,24 @@ TEST(SnapshotSubmit, DestroyedWithABlockInFlightLeavesNoMainFile) {
   EXPECT_FALSE(exists_on_root(dir.path() + "/s-00000006.h5"));
   EXPECT_TRUE(exists_on_root(dir.path() + "/s-00000006.blocks/rank-00000.h5"))
       << "the block itself is finished before the writer goes";
+}
+
+TEST(SnapshotSubmit, OtherFunnelFilesAreWrittenWhileABlockIsInFlight) {
+  // The block thread and this thread both call HDF5 (funnel's calls share one lock): another
+  // series is written while the block of the first may still be on its way.
+  submit_case c("submit-other");
+  snapshot_options other = options_in(c.dir.path());
+  other.series = "t";
+  snapshot_writer second(MPI_COMM_WORLD, other);
+  for (std::int64_t step = 1; step <= 4; ++step) {
+    c.writer.submit(step, 0.5, c.block, c.fields);
+    EXPECT_EQ(second.write(step, 0.5, c.block, c.fields),
+              c.dir.path() + "/t-0000000" + std::to_string(step) + ".h5");
+  }
+  EXPECT_EQ(c.writer.wait(), c.dir.path() + "/s-00000004.h5");
+  for (std::int64_t step = 1; step <= 4; ++step) {
+    EXPECT_TRUE(exists_on_root(c.dir.path() + "/s-0000000" + std::to_string(step) + ".h5"));
+  }
 }
 
 TEST(SnapshotSubmit, RequestErrorsAreCheckedBeforeAnythingIsWritten) {

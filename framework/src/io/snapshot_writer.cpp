@@ -82,7 +82,7 @@ struct snapshot_in_flight {
   std::vector<box> boxes;
   std::thread worker;          // writing this rank's block (file_per_rank, background)
   std::exception_ptr failure;  // set by whoever wrote the block, read after the join
-  double seconds = 0.0;        // spent writing the block
+  double seconds = 0.0;        // spent writing the block file
 
   // Writes this rank's block file; never throws (the failure is kept for wait()).
   void write_block(int rank, const std::function<void()>& ready) noexcept {
@@ -106,7 +106,7 @@ struct snapshot_writer::impl {
   snapshot_options options;
   file_mode mode = file_mode::file_per_rank;
   bool mpi_allows_threads = false;
-  double block_seconds = 0.0;
+  double background_seconds = 0.0;
   std::map<std::int64_t, detail::xdmf_entry> entries;  // on rank 0
   std::unique_ptr<snapshot_in_flight> pending;
 
@@ -182,12 +182,10 @@ struct snapshot_writer::impl {
     p->spec.mode = mode;
     if (mode == file_mode::shared_file) {
       // Collective MPI-IO: written here, by this thread.
-      const auto begin = std::chrono::steady_clock::now();
       detail::on_all(comm, [&] {
         if (ready) ready();
       });
       detail::write_array_file(comm, p->spec, block, fields, p->boxes, decorator(*p));
-      p->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     } else {
       detail::prepare_blocks_directory(comm, p->spec);
       const int rank = detail::rank_of(comm);
@@ -208,8 +206,9 @@ struct snapshot_writer::impl {
   std::string complete() {
     if (!pending) return {};
     const std::unique_ptr<snapshot_in_flight> p = std::move(pending);
+    const bool on_thread = p->worker.joinable();
     p->join();
-    block_seconds += p->seconds;
+    if (on_thread) background_seconds += p->seconds;
     detail::agree(comm, p->failure);
     if (p->spec.mode == file_mode::file_per_rank) {
       detail::on_root(comm, [&] {
@@ -274,7 +273,7 @@ std::string snapshot_writer::wait() { return impl_->complete(); }
 
 bool snapshot_writer::overlaps() const noexcept { return impl_->overlaps(); }
 
-double snapshot_writer::block_seconds() const noexcept { return impl_->block_seconds; }
+double snapshot_writer::background_seconds() const noexcept { return impl_->background_seconds; }
 
 std::string snapshot_writer::xdmf_path() const {
   return detail::join(impl_->options.directory, impl_->options.series + ".xmf");

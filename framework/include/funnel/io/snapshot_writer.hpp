@@ -112,9 +112,9 @@ class snapshot_writer {
   /// @brief True when submit() overlaps the block writes with the caller (see the class notes).
   [[nodiscard]] bool overlaps() const noexcept;
 
-  /// @brief Seconds this rank spent writing blocks, summed over all snapshots (on the
-  /// background thread for submit(); waiting for `ready` not included).
-  [[nodiscard]] double block_seconds() const noexcept;
+  /// @brief Seconds the background thread spent writing this rank's blocks, summed over the
+  /// completed snapshots (waiting for `ready` not included; 0 while nothing overlapped).
+  [[nodiscard]] double background_seconds() const noexcept;
 
   /// @brief Path of the series' XDMF file.
   [[nodiscard]] std::string xdmf_path() const;
