@@ -88,8 +88,13 @@ class heat3d_solver final : public solver {
       const auto update = [this](stream_view stream, lane, const T* in, T* out, const box& region) {
         kernels::heat3d_step<T>(stream, impl_, field_.layout(), in, out, region, params_);
       };
-      const double halo_seconds = field_.step(update);
-      ++step_;
+      // Every step up to the limit is only enqueued: the field waits for the GPU when it is
+      // resident_field::run_ahead steps ahead of it.
+      double halo_seconds = 0.0;
+      do {
+        halo_seconds += field_.step(update);
+        ++step_;
+      } while (step_ < step_limit);
       return halo_seconds;
     }
   }
@@ -125,6 +130,8 @@ class heat3d_solver final : public solver {
       }
     }
   }
+
+  void close() override { field_.close(); }
 
   [[nodiscard]] std::string pipeline_plan() const override {
     if constexpr (streamed) {

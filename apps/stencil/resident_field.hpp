@@ -10,11 +10,13 @@
 #include <functional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
 #include "funnel/error.hpp"
 #include "funnel/halo/halo_exchange.hpp"
 #include "funnel/halo/halo_method.hpp"
+#include "funnel/halo/halo_options.hpp"
 #include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/device.hpp"
@@ -38,6 +40,11 @@ enum class lane { compute = 0, halo = 1 };
  * stream (high priority, so the critical path goes first) updates the boundary layer; then the
  * buffers swap. Each cell's update is the same whatever the split, so any decomposition gives
  * the field of one rank bitwise.
+ *
+ * The two buffers are the exchange's field cycle, so neighbours on this GPU are reached by the
+ * GPU-ordered path: a step only enqueues work, and the host runs ahead of the GPU by at most
+ * `run_ahead` steps. Every host wait on the streams goes through the exchange's watchdog, so a
+ * neighbour that stops makes this rank fail with a clear line instead of hanging.
  * @tparam T float or double
  */
 template <class T>
@@ -46,6 +53,9 @@ class resident_field {
   /// @brief The stencil update of `region` from `in` to `out` on `stream`.
   using update_fn =
       std::function<void(stream_view stream, lane which, const T* in, T* out, const box& region)>;
+
+  /// @brief Steps the host may enqueue before it waits for the GPU to finish the oldest.
+  static constexpr std::size_t run_ahead = 8;
 
   /**
    * @param backend where the buffers live
@@ -65,13 +75,13 @@ class resident_field {
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
-        halo_(decomposition, backend, pool, sizeof(T), parse_halo_method(halo_method)),
+        halo_(decomposition, backend, pool, sizeof(T),
+              halo_options{parse_halo_method(halo_method), {current_.data(), next_.data()}}),
         regions_(split_for_overlap(layout_, 1)),
         compute_done_(backend),
-        halo_done_(backend),
         stashed_(backend),
         landed_(backend),
-        timers_{halo_timer(backend), halo_timer(backend)} {}
+        ring_(make_ring(backend)) {}
 
   /// @brief The rank's layout.
   [[nodiscard]] const field_layout& layout() const noexcept { return layout_; }
@@ -81,6 +91,8 @@ class resident_field {
   [[nodiscard]] T* next() const noexcept { return next_.data(); }
   /// @brief The compute stream (initialisation and downloads run here too).
   [[nodiscard]] stream_view compute_stream() const noexcept { return compute_; }
+  /// @brief The halo stream: the last work of every step runs here.
+  [[nodiscard]] stream_view halo_stream() const noexcept { return halo_stream_; }
   /// @brief Per-neighbour halo paths for the plan.
   [[nodiscard]] std::vector<std::string> halo_paths() const {
     std::vector<std::string> lines;
@@ -93,45 +105,58 @@ class resident_field {
   }
 
   /**
-   * @brief Advances one step with overlap, then swaps the buffers.
+   * @brief Enqueues one step with overlap, then swaps the buffers.
    *
    * The exchange is timed on the halo stream (events before and after begin() and finish()),
    * so on CUDA the figure is the time the exchange's stream work took, not the host time of
-   * enqueueing it. Reading it waits for that work, so the timing of a step is collected two
-   * steps later (which also keeps the host at most two steps ahead); halo_seconds_pending()
+   * enqueueing it. A step's figure is collected when its ring slot is reused, `run_ahead`
+   * steps later, which is also where the host waits for the GPU; halo_seconds_pending()
    * collects the rest.
    * @param update the stencil
-   * @return halo exchange seconds of the step two before this one (0 for the first two)
+   * @return halo exchange seconds of the step `run_ahead` before this one (0 for the first)
+   * @throw funnel::stall_error when a neighbour stops (see halo_exchange::wait)
    */
   double step(const update_fn& update) {
-    halo_timer& timer = timers_[parity_];
-    parity_ ^= 1;
-    const double collected = timer.collect();
+    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    step_slot& slot = ring_[steps_ % run_ahead];
+    const double collected = collect(slot);
     // The inner update writes `next`, which the previous boundary update read as `current`.
-    wait_event(compute_, halo_done_.view());
-    timer.marks[0].record(halo_stream_);
+    if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
+    slot.marks[0].record(halo_stream_);
     halo_.begin(halo_stream_, current_.data());
-    timer.marks[1].record(halo_stream_);
+    slot.marks[1].record(halo_stream_);
     update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
-    timer.marks[2].record(halo_stream_);
+    slot.marks[2].record(halo_stream_);
     halo_.finish(halo_stream_);
-    timer.marks[3].record(halo_stream_);
-    timer.pending = true;
+    slot.marks[3].record(halo_stream_);
     for (const box& slab : regions_.boundary) {
       update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
     }
-    halo_done_.record(halo_stream_);
+    slot.done.record(halo_stream_);
+    slot.pending = true;
     compute_done_.record(compute_);
     // The next exchange packs the buffer the inner update is writing now.
     wait_event(halo_stream_, compute_done_.view());
     std::swap(current_, next_);
+    ++steps_;
     return collected;
+  }
+
+  /**
+   * @brief Undoes the swap of the last step: its result is dropped and the field is the one
+   * before it again (jacobi2d ran one step past a convergence check it had not read yet). No
+   * step may follow; the neighbours must discard theirs too.
+   */
+  void discard_last_step() {
+    FUNNEL_EXPECTS(steps_ > 0 && !discarded_, "resident_field: no step to discard");
+    std::swap(current_, next_);
+    discarded_ = true;
   }
 
   /// @brief Waits for the steps not yet collected by step() and returns their halo seconds.
   double halo_seconds_pending() {
     double seconds = 0.0;
-    for (auto& timer : timers_) seconds += timer.collect();
+    for (auto& slot : ring_) seconds += collect(slot);
     return seconds;
   }
 
@@ -142,7 +167,7 @@ class resident_field {
   [[nodiscard]] T* download() {
     synchronize();
     copy_async(compute_, staging_.data(), current_.data(), staging_.size());
-    compute_.synchronize();
+    halo_.wait(compute_);
     return static_cast<T*>(staging_.data());
   }
 
@@ -168,7 +193,7 @@ class resident_field {
       return {};
     }
     // The last step's boundary update (halo stream) is part of the field.
-    wait_event(compute_, halo_done_.view());
+    if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
     device_buffer<T> stash;
     try {
       stash =
@@ -180,10 +205,10 @@ class resident_field {
         told_no_stash_ = true;
       }
     }
+    // The next exchange (halo stream) lets the neighbours overwrite the ghosts the copy reads.
     if (stash.empty()) {
       copy_async(compute_, destination, current_.data(), bytes);
       landed_.record(compute_);
-      // The next exchange may write the ghosts the download reads.
       wait_event(halo_stream_, landed_.view());
     } else {
       copy_async(compute_, stash.data(), current_.data(), bytes);
@@ -194,9 +219,9 @@ class resident_field {
       landed_.record(output_);
       stash.set_stream(output_);  // back to the pool once the download is done
     }
-    return [landed = &landed_, gpu = device::current()] {
+    return [halo = &halo_, landed = &landed_, gpu = device::current()] {
       gpu.make_current();
-      landed->synchronize();
+      halo->wait(*landed);
     };
   }
 
@@ -207,33 +232,58 @@ class resident_field {
   void upload() {
     synchronize();
     copy_async(compute_, current_.data(), staging_.data(), staging_.size());
-    compute_.synchronize();
+    halo_.wait(compute_);
   }
 
-  /// @brief Waits for all work of both streams.
+  /// @brief Waits for `done` (bounded by the exchange's watchdog).
+  void wait(const event& done) const { halo_.wait(done); }
+
+  /// @brief Waits for all work of both streams (bounded by the exchange's watchdog).
   void synchronize() {
-    compute_.synchronize();
-    halo_stream_.synchronize();
+    halo_.wait(compute_);
+    halo_.wait(halo_stream_);
+  }
+
+  /**
+   * @brief Ends the run of this field (collective): waits for its work and closes the halo
+   * exchange, so that no neighbour still writes to or maps these buffers when they are freed.
+   */
+  void close() {
+    synchronize();
+    halo_.close();
   }
 
  private:
-  /// Events around one step's begin() and finish() on the halo stream. On the host backend
-  /// the inner update runs between them on the calling thread, so only the two halo intervals
-  /// are summed, never marks[0] to marks[3].
-  struct halo_timer {
-    explicit halo_timer(backend_kind backend)
+  /// One step's events: around begin() and finish() on the halo stream, and its end. On the
+  /// host backend the inner update runs between them on the calling thread, so only the two
+  /// halo intervals are summed, never marks[0] to marks[3].
+  struct step_slot {
+    explicit step_slot(backend_kind backend)
         : marks{event(backend, event_flags::timing), event(backend, event_flags::timing),
-                event(backend, event_flags::timing), event(backend, event_flags::timing)} {}
+                event(backend, event_flags::timing), event(backend, event_flags::timing)},
+          done(backend) {}
     std::array<event, 4> marks;
+    event done;
     bool pending = false;
-    double collect() {
-      if (!pending) return 0.0;
-      pending = false;
-      marks[3].synchronize();
-      return 1e-3 * (static_cast<double>(event::elapsed_ms(marks[0], marks[1])) +
-                     static_cast<double>(event::elapsed_ms(marks[2], marks[3])));
-    }
   };
+
+  static std::array<step_slot, run_ahead> make_ring(backend_kind backend) {
+    return make_ring(backend, std::make_index_sequence<run_ahead>{});
+  }
+  template <std::size_t... I>
+  static std::array<step_slot, run_ahead> make_ring(backend_kind backend,
+                                                    std::index_sequence<I...> /*unused*/) {
+    return {{(static_cast<void>(I), step_slot(backend))...}};
+  }
+
+  // Waits (watchdog) for the slot's step and returns its halo seconds; 0 when none is pending.
+  double collect(step_slot& slot) {
+    if (!slot.pending) return 0.0;
+    halo_.wait(slot.done);
+    slot.pending = false;
+    return 1e-3 * (static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1])) +
+                   static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3])));
+  }
 
   backend_kind backend_;
   memory_pool* pool_;
@@ -247,12 +297,12 @@ class resident_field {
   halo_exchange halo_;
   overlap_regions regions_;
   event compute_done_;
-  event halo_done_;
   event stashed_;
   event landed_;
   bool told_no_stash_ = false;
-  std::array<halo_timer, 2> timers_;
-  int parity_ = 0;
+  std::array<step_slot, run_ahead> ring_;
+  std::size_t steps_ = 0;
+  bool discarded_ = false;
 };
 
 }  // namespace funnel::stencil

@@ -91,11 +91,33 @@ memory_pool_options field_pool_options(const options& opts, const field_layout& 
 /// is due at (a streamed pass never runs past it).
 std::int64_t next_stop(const options& opts, std::int64_t step, std::int64_t last_step) {
   std::int64_t stop = last_step;
-  for (const std::int64_t every :
-       {opts.check_every.value_or(0), opts.output_every, opts.checkpoint_every}) {
+  // jacobi2d's -nccheck is the norm cadence inside its solver, not a stop of this loop.
+  const std::int64_t check =
+      opts.problem == problem_kind::heat3d ? opts.check_every.value_or(0) : 0;
+  for (const std::int64_t every : {check, opts.output_every, opts.checkpoint_every}) {
     if (every > 0) stop = std::min(stop, (step / every + 1) * every);
   }
   return stop;
+}
+
+/// Resident mode: steps enqueued between two looks for a stop signal. Each look is an
+/// MPI_Allreduce over all ranks, so it must not come every step (the host would meet the other
+/// hosts every step instead of running ahead of the GPU); the chunk grows or shrinks towards
+/// `chunk_seconds` of run time. Every rank proposes from its own clock and the smallest
+/// proposal wins, so all ranks stop at the same step.
+constexpr double chunk_seconds = 0.05;
+
+std::int64_t next_chunk(MPI_Comm comm, std::int64_t chunk, double seconds) {
+  constexpr std::int64_t most = std::int64_t{1} << 20;
+  long long proposal = chunk * 2;
+  if (seconds > chunk_seconds / 2) {
+    proposal = std::max<long long>(
+        chunk / 2, static_cast<long long>(static_cast<double>(chunk) * chunk_seconds / seconds));
+  }
+  proposal = std::clamp<long long>(proposal, 1, most);
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &proposal, 1, MPI_LONG_LONG, MPI_MIN, comm),
+                 "run: steps between looks for a stop signal");
+  return proposal;
 }
 
 /// Device bytes the streamed pipeline may take: the pool's limit when given.
@@ -271,10 +293,14 @@ int run(const run_config& config, MPI_Comm comm) {
                           static_cast<double>(global[0] * global[1] * global[2]), print,
                           isatty(fileno(stdout)) != 0);
   double halo_seconds = 0.0;
+  std::int64_t chunk = 1;
   FUNNEL_MPI_TRY(MPI_Barrier(comm), "run");
   const double start = MPI_Wtime();
   while (s->step() < last_step && !s->converged()) {
-    halo_seconds += s->advance(next_stop(opts, s->step(), last_step));
+    const double chunk_start = MPI_Wtime();
+    std::int64_t limit = next_stop(opts, s->step(), last_step);
+    if (opts.mode == run_mode::resident) limit = std::min(limit, s->step() + chunk);
+    halo_seconds += s->advance(limit);
     s->check();
     const double written = output.after_step(*s, decomposition);
     if (written > 0.0) {
@@ -286,10 +312,12 @@ int run(const run_config& config, MPI_Comm comm) {
       summary.interrupted = true;
       break;
     }
+    if (opts.mode == run_mode::resident) chunk = next_chunk(comm, chunk, MPI_Wtime() - chunk_start);
   }
   summary.output_seconds += output.finish();  // the last snapshot, if still being written
   s->host_field();                            // waits for the last step
   halo_seconds += s->halo_seconds_pending();
+  s->close();  // no neighbour maps or writes this rank's field any more
   double times[3] = {MPI_Wtime() - start, halo_seconds, output.background_seconds()};
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, times, 3, MPI_DOUBLE, MPI_MAX, comm), "run");
   summary.output_background_seconds = times[2];

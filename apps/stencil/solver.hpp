@@ -49,9 +49,11 @@ class solver {
   virtual void restore(std::int64_t step, const std::function<void(void* host)>& fill) = 0;
   /**
    * @brief Advances at least one step, and no further than `step_limit` when it can stop
-   * there (resident: one step; streamed: one pass of up to k steps).
-   * @param step_limit the step the run must stop at next (output, check or the last step)
-   * @return seconds spent in the halo exchange
+   * there (resident: every step up to the limit, enqueued ahead of the GPU; streamed: one pass
+   * of up to k steps). jacobi2d stops earlier when it converges.
+   * @param step_limit the step the run must stop at next (output, check, a look for a stop
+   * signal, or the last step)
+   * @return seconds spent in the halo exchange (of the steps whose timing is in)
    */
   virtual double advance(std::int64_t step_limit) = 0;
   /// @brief Halo seconds measured but not yet returned by advance() (waits for them).
@@ -66,6 +68,11 @@ class solver {
   virtual void check() = 0;
   /// @brief Final figures (error or norm) into the summary.
   virtual void finish(run_summary& summary) = 0;
+  /**
+   * @brief Ends the run (collective): waits for the field's work and closes its halo exchange,
+   * so no neighbour maps or writes the field when it is freed. The field stays readable.
+   */
+  virtual void close() = 0;
   /// @brief The current field on the host (allocated layout). Valid until the next call.
   [[nodiscard]] virtual const void* host_field() = 0;
   /**

@@ -2,12 +2,14 @@
 """Runs every CTest test labelled `gpu` under compute-sanitizer (memcheck, racecheck, synccheck).
 
 Usage: sanitize-gpu-tests.py BUILD_DIR [--tools memcheck,racecheck,synccheck] [--log DIR]
+                             [--only REGEX]
 MPI tests get the sanitizer inserted in front of the executable, so every rank is checked.
 Prints one line per (test, tool) and a table; exits non-zero when any run reports errors.
 """
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,8 +55,14 @@ def app_runs(build):
     common = ["--backend", "cuda", "--quiet"]
     yield "app_heat3d_ipc_4ranks", mpi + ["4", app] + common + [
         "--n", "48,40,36", "--steps", "6", "--halo", "ipc"], {}
+    # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
+    # jacobi2d's norm read one step late (with a convergence stop that drops a step).
+    yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [
+        "--n", "40,36,32", "--steps", "6", "--halo", "ipc", "--dims", "2,2,2"], {}
     yield "app_jacobi2d_2ranks", mpi + ["2", app] + common + [
         "--problem", "jacobi2d", "--n", "256,256", "--steps", "10"], {}
+    yield "app_jacobi2d_converge_4ranks", mpi + ["4", app] + common + [
+        "-nx", "14", "-ny", "20", "-niter", "400", "-nccheck", "1"], {}
     yield "app_heat3d_streamed", mpi + ["1", app] + common + [
         "--n", "48,40,36", "--steps", "6", "--mode", "streamed", "--steps-per-pass", "2"], {}
     # Snapshots behind the steps: device-side copy, download on the output stream, the block
@@ -70,6 +78,7 @@ def main():
     parser.add_argument("build")
     parser.add_argument("--tools", default="memcheck,racecheck,synccheck")
     parser.add_argument("--log", default=os.environ.get("OUT", "."))
+    parser.add_argument("--only", default="", help="run only the tests whose name matches")
     args = parser.parse_args()
     rows, bad = [], 0
     runs = []
@@ -80,6 +89,8 @@ def main():
         runs.append((name, command, env, True))
     runs += [(name, command, env, False) for name, command, env in app_runs(args.build)]
     for name, command, env, gtest in runs:
+        if args.only and not re.search(args.only, name):
+            continue
         for tool in args.tools.split(","):
             start = time.time()
             try:

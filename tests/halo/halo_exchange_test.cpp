@@ -10,15 +10,18 @@
 #include <mpi.h>
 
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
 #include "funnel/error.hpp"
 #include "funnel/halo/box_copy.hpp"
+#include "funnel/halo/halo_options.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
@@ -206,6 +209,179 @@ void run_scenario(const scenario& s, halo_method method) {
   }
   pool.deallocate(stream, fields[0], bytes);
   pool.deallocate(stream, fields[1], bytes);
+  stream.synchronize();
+}
+
+// The same with the fields bound as the exchange's field cycle (the GPU-ordered IPC path): six
+// exchanges, so that every field is exchanged again after its neighbours read it. After the
+// first exchange the ghosts belong to the exchange (a neighbour may already be filling those of
+// the other field), so each step writes only the interior. `linger`: odd ranks read their
+// ghosts late, so a neighbour that wrote the next exchange's ghosts too early would be seen.
+template <class T>
+void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle_length = 2,
+                        std::chrono::milliseconds linger = std::chrono::milliseconds(0)) {
+  const std::string what = s.name + " cycle of " + std::to_string(cycle_length) + " " +
+                           funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
+  SCOPED_TRACE(what);
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::memory_pool_options options;
+  options.name = "halo cycle test";
+  options.ipc_exportable = method != halo_method::mpi;
+  options.host_ipc_capacity = std::size_t{16} << 20;
+  funnel::memory_pool pool(test_backend, options);
+  funnel::stream stream(test_backend);
+  const labeller l{d, d.layout(), shared_random_offset()};
+  const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(T);
+  std::array<T*, 2> fields{static_cast<T*>(pool.allocate(stream, bytes)),
+                           static_cast<T*>(pool.allocate(stream, bytes))};
+  T* staging = static_cast<T*>(pool.allocate(stream, bytes));
+  const std::vector<T> initial = fill<T>(l, -1, false);  // poison ghosts, boundary labels
+  for (T* f : fields) funnel::copy_async(stream, f, initial.data(), bytes);
+  stream.synchronize();
+  {
+    funnel::halo_options o;
+    o.method = method;
+    o.field_cycle.assign(fields.begin(),
+                         fields.begin() + static_cast<std::ptrdiff_t>(cycle_length));
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(T), o);
+    for (const auto& p : exchange.paths()) {
+      if (p.rank == d.rank()) continue;
+      if (method == halo_method::mpi) {
+        EXPECT_NE(p.transport, funnel::halo_transport::ipc_ordered) << funnel::to_string(p);
+      } else {
+        // One node; on the host backend every rank counts as one device.
+        EXPECT_EQ(p.transport, funnel::halo_transport::ipc_ordered) << funnel::to_string(p);
+      }
+    }
+    const funnel::box interior = l.layout.interior_box();
+    for (int step = 0; step < 6; ++step) {
+      T* field = fields[static_cast<std::size_t>(step) % cycle_length];
+      const std::vector<T> before = fill<T>(l, step, false);
+      funnel::copy_async(stream, staging, before.data(), bytes);
+      funnel::copy_box(stream, field, l.layout, interior, staging, l.layout, interior);
+      if (step % 2 == 1) {
+        exchange.begin(stream, field);
+        exchange.finish(stream);
+      } else {
+        exchange.exchange(stream, field);
+      }
+      exchange.wait(stream);
+      if (d.rank() % 2 == 1) std::this_thread::sleep_for(linger);
+      std::vector<T> after(before.size());
+      funnel::copy_async(stream, after.data(), field, bytes);
+      exchange.wait(stream);
+      expect_equal_fields(l, fill<T>(l, step, true), after, what + " step " + std::to_string(step));
+    }
+    exchange.close();
+  }
+  for (T* f : {fields[0], fields[1], staging}) pool.deallocate(stream, f, bytes);
+  stream.synchronize();
+}
+
+class HaloExchangeCycle : public ::testing::TestWithParam<halo_method> {};
+
+TEST_P(HaloExchangeCycle, EveryGhostHoldsItsNeighboursValueFloat) {
+  for (const auto& s : scenarios()) run_cycle_scenario<float>(s, GetParam());
+}
+
+TEST_P(HaloExchangeCycle, EveryGhostHoldsItsNeighboursValueDouble) {
+  for (const auto& s : scenarios()) run_cycle_scenario<double>(s, GetParam());
+}
+
+// One field: a neighbour may refill these ghosts only once this rank is done reading them (the
+// consumed signal); the odd ranks read late to make an early writer visible.
+TEST(HaloExchangeCycleOfOne, NeighboursWaitUntilTheGhostsAreRead) {
+  for (const auto& s : scenarios()) {
+    run_cycle_scenario<double>(s, halo_method::ipc, 1, std::chrono::milliseconds(20));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Methods, HaloExchangeCycle,
+                         ::testing::Values(halo_method::mpi, halo_method::ipc,
+                                           halo_method::automatic),
+                         [](const ::testing::TestParamInfo<halo_method>& param_info) {
+                           return param_info.param == halo_method::automatic
+                                      ? std::string("automatic")
+                                      : funnel::to_string(param_info.param);
+                         });
+
+// Fields of a bound cycle must come in cycle order: another order would make the neighbours
+// write into the buffer this rank is not exchanging.
+TEST(HaloExchangeErrors, CycleOrderIsEnforced) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
+  funnel::memory_pool_options options;
+  options.ipc_exportable = true;
+  options.host_ipc_capacity = std::size_t{16} << 20;
+  funnel::memory_pool pool(test_backend, options);
+  funnel::stream stream(test_backend);
+  const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
+  void* a = pool.allocate(stream, bytes);
+  void* b = pool.allocate(stream, bytes);
+  {
+    funnel::halo_options o;
+    o.field_cycle = {a, b};
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), o);
+    try {
+      exchange.exchange(stream, b);
+      ADD_FAILURE() << "the second field of the cycle was accepted first";
+    } catch (const funnel::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("cycle order"), std::string::npos) << e.what();
+    }
+    exchange.close();
+    funnel::halo_options five;
+    five.field_cycle = {a, b, a, b, a};
+    EXPECT_THROW(funnel::halo_exchange(d, test_backend, pool, sizeof(float), five),
+                 funnel::invalid_argument);
+  }
+  pool.deallocate(stream, a, bytes);
+  pool.deallocate(stream, b, bytes);
+  stream.synchronize();
+}
+
+// A rank that stops taking part: its neighbours' waits (host waits on the host backend, the
+// streams' waits seen by wait() on CUDA) end after the stall timeout with a stall_error that
+// names it. It then catches up, and every rank finishes and closes the exchange.
+TEST(HaloExchangeStall, NeighbourThatStopsIsNamed) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const int p = world_size();
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {4 * p, 6, 5}, 1, {p, 1, 1},
+                                          {false, false, false});
+  funnel::memory_pool_options options;
+  options.ipc_exportable = true;
+  options.host_ipc_capacity = std::size_t{16} << 20;
+  funnel::memory_pool pool(test_backend, options);
+  funnel::stream stream(test_backend);
+  const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
+  void* a = pool.allocate(stream, bytes);
+  void* b = pool.allocate(stream, bytes);
+  funnel::memset_async(stream, a, 0, bytes);
+  funnel::memset_async(stream, b, 0, bytes);
+  stream.synchronize();
+  {
+    funnel::halo_options o;
+    o.method = halo_method::ipc;
+    o.field_cycle = {a, b};
+    o.stall_timeout = std::chrono::milliseconds(1000);
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), o);
+    std::string stalled;
+    if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    try {
+      exchange.exchange(stream, a);
+      exchange.wait(stream);
+    } catch (const funnel::stall_error& e) {
+      stalled = e.what();
+    }
+    if (rank == 0 || rank == 2) {
+      EXPECT_NE(stalled.find("neighbour rank 1 (pid"), std::string::npos) << "got: " << stalled;
+      EXPECT_NE(stalled.find("no progress for 1 s"), std::string::npos) << "got: " << stalled;
+    }
+    if (rank == 1) EXPECT_EQ(stalled, "");
+    exchange.wait(stream);  // rank 1 caught up: the stream's waits are satisfied now
+    exchange.close();
+  }
+  pool.deallocate(stream, a, bytes);
+  pool.deallocate(stream, b, bytes);
   stream.synchronize();
 }
 

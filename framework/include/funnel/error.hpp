@@ -34,6 +34,13 @@ class unsupported : public error {
   using error::error;
 };
 
+/// @brief Work waits on another rank that stopped making progress (it exited, was stopped, or
+/// its GPU work never arrives): waiting longer would hang the job. The message names the rank.
+class stall_error : public error {
+ public:
+  using error::error;
+};
+
 /// @brief A CUDA runtime call failed.
 class cuda_error : public error {
  public:

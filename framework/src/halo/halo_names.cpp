@@ -39,6 +39,8 @@ std::string to_string(halo_transport transport) {
       return "mpi-staged";
     case halo_transport::ipc:
       return "ipc";
+    case halo_transport::ipc_ordered:
+      return "ipc-ordered";
   }
   return "unknown";
 }

@@ -10,9 +10,11 @@
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
 #include "funnel/halo/halo_method.hpp"
+#include "funnel/halo/halo_options.hpp"
 #include "funnel/halo/neighbor_path.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "funnel/runtime/event.hpp"
 #include "funnel/runtime/stream_view.hpp"
 
 namespace funnel {
@@ -22,24 +24,25 @@ namespace funnel {
  *
  * Axis by axis (x, then y over the x ghosts too, then z over both), so edge and corner ghosts
  * end up holding the diagonal neighbours' values, exactly as on one rank. Ghosts on a
- * non-periodic global boundary are never written. Per neighbour (see paths()):
- * - MPI: faces are packed into buffers from `pool`, sent with MPI_Isend/MPI_Irecv and unpacked.
- *   On the CUDA backend the buffers are handed to MPI directly when MPIX_Query_cuda_support()
- *   says the library is CUDA-aware and `pool` is IPC-exportable (UCX and others fail on
- *   non-exportable stream-ordered memory); otherwise they are staged through pinned host
- *   buffers, each face's copies overlapping the other faces' messages.
- * - IPC (neighbours on this node): every rank of the node exports `pool`; each rank writes its
- *   boundary slabs straight into the neighbour's ghosts with copy_box (device to device on
- *   CUDA). A handshake keeps it stream-ordered: at begin() each rank records "my ghosts are
- *   free" (an interprocess event on CUDA) and tells its neighbours over MPI, with the address
- *   of its current field; the writer waits for that event before writing, records "written"
- *   after, and tells the reader, whose stream waits for it before reading its ghosts.
+ * non-periodic global boundary are never written. Each neighbour is served by one transport
+ * (see paths()):
+ * - `ipc-ordered` (neighbours on this node and, on CUDA, on this GPU, when the options bind a
+ *   field cycle): each rank copies its boundary slabs straight into the neighbour's ghosts and
+ *   the *streams* order it: signal words in IPC-shared memory, written and waited on by stream
+ *   memory operations. The host only enqueues, so it may run ahead of the GPU; no MPI message
+ *   and no host wait per exchange. wait() bounds the host's waits on such work.
+ * - `ipc` (the same neighbours without a field cycle, or `--halo ipc` across GPUs): the same
+ *   copies, ordered by a host handshake per exchange (MPI messages and interprocess events).
+ * - MPI (`mpi-host`, `mpi-staged`, `mpi-cuda-aware`; neighbours on other GPUs or nodes): faces
+ *   packed into buffers from the pool, sent with MPI_Isend/MPI_Irecv, unpacked; on CUDA staged
+ *   through pinned buffers unless the MPI library is CUDA-aware and the pool exportable.
+ * - `local`: a periodic axis of one rank, a copy within the field.
  *
- * The constructor and the destructor are collective over the decomposition's communicator.
- * Fields passed to begin()/exchange() must be allocations of `pool` (as returned by
- * allocate()) with the decomposition's layout, and must stay allocated while this object
- * exists (neighbours keep them mapped). Destroy it only after the streams it ran on have
- * completed its work. Move-only.
+ * The constructor and close() are collective over the decomposition's communicator; the
+ * destructor is not. Fields must be allocations of `pool` with the decomposition's layout and
+ * stay allocated until close(). The ghosts of the field given to begin() may be overwritten by
+ * the neighbours once the stream given to the *next* begin() reaches that call, so work that
+ * reads the ghosts must be ordered before it on that stream. Move-only.
  */
 class halo_exchange {
  public:
@@ -48,19 +51,33 @@ class halo_exchange {
    * @param decomposition the split of the grid (its communicator is duplicated; the object
    * need not outlive this one)
    * @param backend backend of the fields and of the streams passed later
-   * @param pool pool of the fields; message buffers are taken from it
+   * @param pool pool of the fields; message buffers and signal words are taken from it
    * @param element_size bytes per cell value: 4 (float) or 8 (double)
-   * @param method automatic, ipc or mpi
-   * @throw funnel::invalid_argument for an element size other than 4 or 8, or a pool of
-   * another backend
+   * @param options the method, the field cycle and the stall timeout
+   * @throw funnel::invalid_argument for an element size other than 4 or 8, a pool of another
+   * backend, a cycle longer than 4, or neighbours that disagree about the layout (on every rank)
    * @throw funnel::unsupported for `ipc` when a neighbour is on another node or a pool of the
    * node cannot be exported (thrown on every rank)
    * @throw funnel::mpi_error / funnel::cuda_error / funnel::system_error when setting up fails
    */
   halo_exchange(const cartesian_decomposition& decomposition, backend_kind backend,
+                memory_pool& pool, std::size_t element_size, const halo_options& options);
+  /**
+   * @brief The same with only a method (no field cycle: IPC uses the host handshake).
+   * @param decomposition as above
+   * @param backend as above
+   * @param pool as above
+   * @param element_size as above
+   * @param method automatic, ipc or mpi
+   * @throw as above
+   */
+  halo_exchange(const cartesian_decomposition& decomposition, backend_kind backend,
                 memory_pool& pool, std::size_t element_size,
                 halo_method method = halo_method::automatic);
-  /// @brief Releases buffers and IPC mappings; waits for the node's ranks to do the same.
+  /**
+   * @brief Unmaps the neighbours' memory. Not collective: without close() (an error unwinds)
+   * the job is expected to end; a normal end calls close() first.
+   */
   ~halo_exchange();
   halo_exchange(const halo_exchange&) = delete;
   halo_exchange& operator=(const halo_exchange&) = delete;
@@ -74,18 +91,20 @@ class halo_exchange {
    * every ghost cell of `field` holds its neighbour's current value.
    * @param stream stream of the exchange's backend, ordered after the work that wrote the
    * field's interior and read its ghosts
-   * @param field the rank's field (an allocation of the pool)
-   * @throw funnel::invalid_argument for a null field, a stream of another backend, or an
-   * exchange already begun
+   * @param field the rank's field (an allocation of the pool; the next of the cycle if bound)
+   * @throw funnel::invalid_argument for a null field, a field out of cycle order, a stream of
+   * another backend, or an exchange already begun
    * @throw funnel::mpi_error / funnel::cuda_error when a transfer fails
+   * @throw funnel::stall_error (host backend) when a neighbour stops signalling
    */
   void exchange(stream_view stream, void* field);
   /**
-   * @brief Starts the exchange: the IPC handshake and the first axis's transfers.
+   * @brief Starts the exchange: the first axis's transfers (and the IPC handshake).
    *
-   * Only the first axis starts here: the later axes carry the earlier axes' ghosts (edges,
-   * corners), so they run in finish(). Work that neither writes the field's boundary layer nor
-   * reads its ghosts (the interior update) may run between begin() and finish().
+   * Only the first axis with remote neighbours starts here: later axes carry the earlier axes'
+   * ghosts (edges, corners), so they run in finish(). Work that neither writes the field's
+   * boundary layer nor reads its ghosts (the interior update) may run between begin() and
+   * finish().
    * @param stream as for exchange()
    * @param field as for exchange()
    * @throw as exchange()
@@ -98,6 +117,30 @@ class halo_exchange {
    * @throw funnel::mpi_error / funnel::cuda_error when a transfer fails
    */
   void finish(stream_view stream);
+
+  /**
+   * @brief Waits until `done` has completed without waiting forever on a neighbour: when it
+   * makes no progress for the stall timeout, throws funnel::stall_error naming the neighbours
+   * and what became of their processes. Safe to call from another thread.
+   * @param done an event recorded after work that may wait on this exchange's neighbours
+   * @throw funnel::stall_error after the timeout
+   * @throw funnel::cuda_error when querying fails
+   */
+  void wait(const event& done) const;
+  /**
+   * @brief The same for all work submitted to `stream` so far.
+   * @param stream a stream of the exchange's backend
+   * @throw as wait(const event&)
+   */
+  void wait(stream_view stream) const;
+
+  /**
+   * @brief Ends the exchange (collective): waits (as wait()) for the stream of the last
+   * exchange, meets the other ranks, unmaps the neighbours' memory, and meets them again, so
+   * that no rank frees a field another still writes to or maps. Later calls do nothing.
+   * @throw funnel::stall_error / funnel::mpi_error
+   */
+  void close();
 
   /// @brief Every neighbour and its path, in axis then side order.
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;

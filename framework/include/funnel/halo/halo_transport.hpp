@@ -15,11 +15,13 @@ namespace funnel {
  * field. `mpi_host`: MPI on host buffers (host backend). `mpi_cuda_aware`: MPI on device
  * buffers (CUDA-aware MPI). `mpi_staged`: device buffers staged through pinned host buffers.
  * `ipc`: this rank writes its boundary straight into the neighbour's ghosts (CUDA IPC, or the
- * memfd host pool on the host backend).
+ * memfd host pool on the host backend), ordered by a host handshake (MPI messages) per exchange.
+ * `ipc_ordered`: the same copies, ordered by signal words that the streams write and wait on,
+ * so the host only enqueues (neighbours on this node and GPU, with a bound field cycle).
  */
-enum class halo_transport { local, mpi_host, mpi_cuda_aware, mpi_staged, ipc };
+enum class halo_transport { local, mpi_host, mpi_cuda_aware, mpi_staged, ipc, ipc_ordered };
 
-/// @brief "local", "mpi-host", "mpi-cuda-aware", "mpi-staged" or "ipc".
+/// @brief "local", "mpi-host", "mpi-cuda-aware", "mpi-staged", "ipc" or "ipc-ordered".
 [[nodiscard]] std::string to_string(halo_transport transport);
 
 }  // namespace funnel

@@ -1,0 +1,37 @@
+/**
+ * @file halo_options.hpp
+ * @brief How a halo exchange is built: the path it may take, the fields it exchanges, and how
+ * long it waits for a neighbour that makes no progress.
+ */
+#pragma once
+
+#include <chrono>
+#include <vector>
+
+#include "funnel/halo/halo_method.hpp"
+
+namespace funnel {
+
+/// @brief Options of a funnel::halo_exchange.
+struct halo_options {
+  /// @brief automatic, ipc or mpi (see halo_method).
+  halo_method method = halo_method::automatic;
+  /**
+   * @brief The fields the caller exchanges, in the order it uses them: exchange c (counting
+   * from 0) must be given `field_cycle[c % field_cycle.size()]`, e.g. {a, b} for a field
+   * kept in two buffers that swap every step. All must be allocations of the exchange's pool
+   * with the decomposition's layout. With a cycle, neighbours on this node (and GPU) are
+   * reached by the GPU-ordered IPC path: the host only enqueues, and a step never waits for
+   * another rank's host. Every rank must give a cycle of the same length, or none (then IPC
+   * uses a host handshake per exchange). At most 4 fields.
+   */
+  std::vector<void*> field_cycle;
+  /**
+   * @brief How long halo_exchange::wait(), and on the host backend a wait for a neighbour's
+   * signal, may see no progress before funnel::stall_error is thrown. The environment
+   * variable FUNNEL_HALO_TIMEOUT (seconds) overrides it.
+   */
+  std::chrono::milliseconds stall_timeout{std::chrono::seconds(60)};
+};
+
+}  // namespace funnel

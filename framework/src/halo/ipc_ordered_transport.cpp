@@ -1,0 +1,187 @@
+#include "ipc_ordered_transport.hpp"
+
+#include <cstring>
+#include <limits>
+#include <string>
+#include <utility>
+
+#include "funnel/error.hpp"
+#include "funnel/runtime/stream_operations.hpp"
+#include "halo_tags.hpp"
+#include "stream_signals.hpp"
+
+namespace funnel::detail {
+namespace {
+
+// What a rank tells each IPC neighbour once: where its signal words and cycle fields are, and
+// the layout and element size it gives its fields (checked before anything is written).
+struct setup_message {
+  export_bytes signals{};
+  export_bytes fields[ipc_ordered_transport::max_cycle]{};
+  std::int64_t cycle_length = 0;
+  std::int64_t interior[3] = {0, 0, 0};
+  std::int64_t halo = 0;
+  std::int64_t element_size = 0;
+};
+
+export_bytes export_of(const memory_pool& pool, void* ptr) {
+  const ipc_pointer p = pool.export_pointer(ptr);
+  export_bytes bytes{};
+  std::memcpy(bytes.data(), p.bytes, bytes.size());
+  return bytes;
+}
+
+}  // namespace
+
+ipc_ordered_transport::ipc_ordered_transport(
+    std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm, backend_kind backend,
+    memory_pool& pool, std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
+    const field_layout& layout, std::size_t element_size, const stall_watchdog& watchdog)
+    : links_(std::move(links)),
+      remote_(links_.size()),
+      peers_(std::move(peers)),
+      cycle_length_(cycle.size()),
+      watchdog_(&watchdog) {
+  FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
+                 "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
+                     " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
+  const stream_view setup = backend == backend_kind::host
+                                ? stream_view::host()
+                                : stream_view::from_native_handle(nullptr);
+  std::string error;
+  std::vector<setup_message> theirs(links_.size());
+  if (!links_.empty()) {
+    signals_ = device_buffer<signal_words>(pool, setup, 1);
+    memset_async(setup, signals_.data(), 0, sizeof(signal_words));
+    setup.synchronize();
+    setup_message mine;
+    mine.signals = export_of(pool, signals_.data());
+    for (std::size_t i = 0; i < cycle.size(); ++i) mine.fields[i] = export_of(pool, cycle[i]);
+    mine.cycle_length = static_cast<std::int64_t>(cycle.size());
+    for (int a = 0; a < 3; ++a) mine.interior[a] = layout.interior[a];
+    mine.halo = layout.halo;
+    mine.element_size = static_cast<std::int64_t>(element_size);
+
+    // Receives first, then sends, then one wait (two faces towards one rank must not deadlock).
+    std::vector<MPI_Request> requests(2 * links_.size(), MPI_REQUEST_NULL);
+    for (std::size_t i = 0; i < links_.size(); ++i) {
+      const halo_link& l = links_[i];
+      FUNNEL_MPI_TRY(
+          MPI_Irecv(&theirs[i], sizeof(setup_message), MPI_BYTE, l.path.rank,
+                    halo_tag(tag_setup, l.path.axis, opposite(l.path.where)), comm, &requests[i]),
+          "halo_exchange: receiving a neighbour's signal words");
+      FUNNEL_MPI_TRY(MPI_Isend(&mine, sizeof mine, MPI_BYTE, l.path.rank,
+                               halo_tag(tag_setup, l.path.axis, l.path.where), comm,
+                               &requests[links_.size() + i]),
+                     "halo_exchange: sending this rank's signal words");
+    }
+    FUNNEL_MPI_TRY(
+        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
+        "halo_exchange: exchanging signal words");
+    for (std::size_t i = 0; i < links_.size() && error.empty(); ++i) {
+      const halo_link& l = links_[i];
+      const setup_message& m = theirs[i];
+      const index3 interior{m.interior[0], m.interior[1], m.interior[2]};
+      if (interior != l.remote_layout.interior || m.halo != l.remote_layout.halo ||
+          m.element_size != static_cast<std::int64_t>(element_size) ||
+          m.cycle_length != static_cast<std::int64_t>(cycle.size())) {
+        error = "halo_exchange: rank " + std::to_string(l.path.rank) +
+                " gives its field interior " + describe(interior) + ", halo " +
+                std::to_string(m.halo) + ", elements of " + std::to_string(m.element_size) +
+                " B and a cycle of " + std::to_string(m.cycle_length) +
+                " fields; this rank expects interior " + describe(l.remote_layout.interior) +
+                ", halo " + std::to_string(l.remote_layout.halo) + ", " +
+                std::to_string(element_size) + " B and " + std::to_string(cycle.size()) +
+                " (do all ranks build the same decomposition, element size and field cycle?)";
+      }
+    }
+  }
+  // A mismatch anywhere is an error everywhere, before any rank maps or writes anything.
+  int failed = error.empty() ? 0 : 1;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, node_comm),
+                 "halo_exchange: do the neighbours agree on the fields");
+  if (!error.empty()) throw invalid_argument(error);
+  if (failed != 0) {
+    throw invalid_argument(
+        "halo_exchange: a rank's IPC neighbour lays out its field differently (see that rank's "
+        "error); every rank gives up");
+  }
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    imported_fields& peer = peers_.at(links_[i].path.rank);
+    remote_[i].signals = static_cast<signal_words*>(peer.map(theirs[i].signals));
+    for (std::size_t f = 0; f < cycle.size(); ++f) {
+      remote_[i].fields.push_back(peer.map(theirs[i].fields[f]));
+    }
+  }
+}
+
+void ipc_ordered_transport::run(const exchange_step& step, const std::vector<signal_op>& ops,
+                                const char* waiting_for) {
+  const auto deadline = std::chrono::steady_clock::now() + watchdog_->timeout();
+  const std::size_t done = enqueue_signals(step.stream, ops, deadline);
+  if (done == ops.size()) return;
+  // Host backend only: a wait timed out. Say which neighbour the word belongs to.
+  std::string who;
+  for (const auto& l : links_) {
+    if (ops[done].word == &signals_.data()->written[l.face()] ||
+        ops[done].word == &signals_.data()->consumed[l.face()]) {
+      who = "rank " + std::to_string(l.path.rank);
+    }
+  }
+  watchdog_->stalled("at exchange " + std::to_string(step.count) + ", waiting for " + who + " " +
+                     waiting_for);
+}
+
+void ipc_ordered_transport::begin(const exchange_step& step) {
+  if (links_.empty() || step.count <= 1 || cycle_length_ > 1) return;
+  std::vector<signal_op> ops;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    ops.push_back({signal_op::kind::write, &remote_[i].signals->consumed[links_[i].remote_face()],
+                   step.count - 1});
+  }
+  run(step, ops, "");
+}
+
+void ipc_ordered_transport::post(const exchange_step& step, int axis) {
+  if (!has_axis(axis)) return;
+  std::vector<signal_op> ops;
+  if (cycle_length_ == 1 && step.count > 1) {
+    for (const auto& l : links_) {
+      if (l.path.axis != axis) continue;
+      ops.push_back({signal_op::kind::wait, &signals_.data()->consumed[l.face()], step.count - 1});
+    }
+    run(step, ops, "to be done with the ghosts this rank is about to overwrite");
+    ops.clear();
+  }
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const halo_link& l = links_[i];
+    if (l.path.axis != axis) continue;
+    void* target = remote_[i].fields[step.field_index];
+    step.copy(field_block(target, l.remote_layout, l.remote_region, step.element_size),
+              step.block(l.send_region), l.send_region);
+    ops.push_back(
+        {signal_op::kind::write, &remote_[i].signals->written[l.remote_face()], step.count});
+  }
+  run(step, ops, "");
+}
+
+void ipc_ordered_transport::complete(const exchange_step& step, int axis) {
+  if (!has_axis(axis)) return;
+  std::vector<signal_op> ops;
+  for (const auto& l : links_) {
+    if (l.path.axis == axis) {
+      ops.push_back({signal_op::kind::wait, &signals_.data()->written[l.face()], step.count});
+    }
+  }
+  run(step, ops, "to write this rank's ghosts");
+}
+
+void ipc_ordered_transport::release() noexcept {
+  for (auto& [rank, peer] : peers_) peer.release();
+  for (auto& r : remote_) {
+    r.signals = nullptr;
+    r.fields.clear();
+  }
+}
+
+}  // namespace funnel::detail

@@ -1,0 +1,85 @@
+// Internal: IPC ordered on the GPU (the cuda backend's path between ranks sharing a GPU; on the
+// host backend the same protocol runs on the calling thread). The host only enqueues work.
+//
+// Every rank allocates twelve signal words in its exportable pool, written[6] and consumed[6]
+// (one per face), and tells each IPC neighbour once, at setup, where they and the fields of the
+// bound field cycle are. Exchange c (1, 2, ...) of field cycle[(c - 1) mod n]:
+//   post     copy my boundary layer into the neighbour's ghosts of its field of this exchange,
+//            then write its written[face] = c;
+//   complete wait my written[face] >= c, then the caller may read the ghosts.
+// The words only grow, so it never matters which host enqueues its half first. A copy must not
+// overwrite ghosts the neighbour still reads. With n >= 2 fields the written words already see
+// to it: my copy of exchange c + n waits (through my complete of exchange c + n - 1) for the
+// neighbour's copy of exchange c + 1, which its stream enqueues after all its reads of exchange
+// c's ghosts (callers order those reads before the next begin). With one field it does not, so
+// then each begin also writes the neighbour's consumed[face] = c - 1 ("my ghosts of exchange
+// c - 1 are read") and each post first waits my consumed[face] >= c - 1.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "funnel/memory/device_buffer.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "ipc_handshake_transport.hpp"
+#include "stall_watchdog.hpp"
+#include "stream_signals.hpp"
+
+namespace funnel::detail {
+
+class ipc_ordered_transport final : public link_transport {
+ public:
+  /// The most fields a cycle may hold.
+  static constexpr std::size_t max_cycle = 4;
+
+  /**
+   * Collective over `node_comm` (every rank of the node constructs its transport, with or
+   * without links, so that a mismatch anywhere on the node is thrown on all of its ranks).
+   * @param links the IPC links (may be empty)
+   * @param comm the exchange's private communicator (the neighbours' ranks are in it)
+   * @param node_comm the ranks of this node
+   * @param backend backend of the fields
+   * @param pool this rank's exportable pool (holds the fields and the signal words)
+   * @param peers each IPC neighbour's pool, imported
+   * @param cycle the fields, in the order exchanges use them
+   * @param layout this rank's layout
+   * @param element_size bytes per value
+   * @param watchdog names the neighbours when a host-side wait times out
+   */
+  ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm,
+                        backend_kind backend, memory_pool& pool,
+                        std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
+                        const field_layout& layout, std::size_t element_size,
+                        const stall_watchdog& watchdog);
+
+  [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
+  void begin(const exchange_step& step) override;
+  void post(const exchange_step& step, int axis) override;
+  void complete(const exchange_step& step, int axis) override;
+  void release() noexcept override;
+
+ private:
+  /// This rank's signal words (in its pool, mapped by its neighbours).
+  struct signal_words {
+    std::uint64_t written[6];
+    std::uint64_t consumed[6];
+  };
+  struct remote {
+    signal_words* signals = nullptr;
+    std::vector<void*> fields;  // the neighbour's cycle, mapped here
+  };
+
+  void run(const exchange_step& step, const std::vector<signal_op>& ops, const char* waiting_for);
+
+  std::vector<halo_link> links_;
+  std::vector<remote> remote_;  // one per link
+  std::map<int, imported_fields> peers_;
+  device_buffer<signal_words> signals_;
+  std::size_t cycle_length_;
+  const stall_watchdog* watchdog_;
+};
+
+}  // namespace funnel::detail

@@ -1,0 +1,98 @@
+#include "stall_watchdog.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "funnel/config.hpp"
+#include "funnel/error.hpp"
+
+#if FUNNEL_HAS_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+namespace funnel::detail {
+namespace {
+
+// What /proc says of a process: the state letter after the command name.
+std::string process_state(int pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (!stat || !std::getline(stat, text)) return "has exited";
+  const auto close = text.rfind(") ");
+  if (close == std::string::npos || close + 2 >= text.size()) return "is in an unknown state";
+  switch (text[close + 2]) {
+    case 'Z':
+    case 'X':
+      return "has exited";
+    case 'T':
+    case 't':
+      return "is stopped (a signal such as SIGSTOP, or a debugger)";
+    case 'D':
+      return "is blocked in the kernel";
+    default:
+      return "is running";
+  }
+}
+
+std::string seconds_text(std::chrono::milliseconds t) {
+  std::ostringstream out;
+  out << static_cast<double>(t.count()) / 1000.0 << " s";
+  return out.str();
+}
+
+}  // namespace
+
+template <class Done>
+void stall_watchdog::poll(const Done& done, const char* what) const {
+  if (done()) return;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  auto pause = std::chrono::microseconds(2);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= deadline) stalled(what);
+    // Short sleeps: ranks oversubscribing the cores must not spin against each other, and a
+    // step of a small grid lasts tens of microseconds.
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, std::chrono::microseconds(500));
+  }
+}
+
+void stall_watchdog::wait(const event& e) const {
+  poll([&e] { return e.query(); }, "waiting for this rank's GPU work");
+}
+
+void stall_watchdog::wait(stream_view stream) const {
+  if (!stream.is_cuda()) return;
+#if FUNNEL_HAS_CUDA
+  poll(
+      [stream] {
+        const cudaError_t status = cudaStreamQuery(stream.native_handle());
+        if (status == cudaErrorNotReady) return false;
+        FUNNEL_CUDA_TRY(status, "stall_watchdog: querying a stream");
+        return true;
+      },
+      "waiting for this rank's GPU work");
+#endif
+}
+
+void stall_watchdog::stalled(const std::string& what) const {
+  std::string message =
+      "halo exchange stalled: no progress for " + seconds_text(timeout_) + " " + what;
+  std::string others;
+  for (const auto& p : peers_) {
+    const std::string state = process_state(p.pid);
+    const std::string line = "neighbour rank " + std::to_string(p.rank) + " (pid " +
+                             std::to_string(p.pid) + ") " + state;
+    // The neighbours that are not simply running come first: one of them stopped the job.
+    if (state == "is running") {
+      others += "; " + line;
+    } else {
+      message += "; " + line;
+    }
+  }
+  throw stall_error(message + others +
+                    " (FUNNEL_HALO_TIMEOUT sets the timeout in seconds; see docs/stencil.md)");
+}
+
+}  // namespace funnel::detail

@@ -1,0 +1,47 @@
+// Internal: host waits on GPU work that may depend on other ranks (GPU-ordered halos), bounded
+// by a stall timeout. When nothing completes for that long, the watchdog names the neighbours
+// and what became of their processes (exited, stopped, running) and throws funnel::stall_error,
+// so one stopped rank ends the job with a clear line instead of hanging it (and, on a GPU, the
+// waiting streams of every other rank).
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "funnel/runtime/event.hpp"
+#include "funnel/runtime/stream_view.hpp"
+
+namespace funnel::detail {
+
+/// A neighbour this rank's GPU work may wait on.
+struct peer_process {
+  int rank = 0;  ///< its rank in the decomposition's communicator
+  int pid = 0;   ///< its process id (on this node)
+};
+
+class stall_watchdog {
+ public:
+  stall_watchdog() = default;
+  /// @param timeout how long a wait may see no completion
+  /// @param peers the neighbours whose work this rank's streams wait on
+  stall_watchdog(std::chrono::milliseconds timeout, std::vector<peer_process> peers)
+      : timeout_(timeout), peers_(std::move(peers)) {}
+
+  [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+  /// @brief Returns once `e` has completed; throws stall_error after the timeout.
+  void wait(const event& e) const;
+  /// @brief Returns once the work submitted to `stream` has completed; the same timeout.
+  void wait(stream_view stream) const;
+  /// @brief Throws stall_error: "no progress for T s <what>; neighbour ... has exited ...".
+  [[noreturn]] void stalled(const std::string& what) const;
+
+ private:
+  template <class Done>
+  void poll(const Done& done, const char* what) const;
+
+  std::chrono::milliseconds timeout_{60000};
+  std::vector<peer_process> peers_;
+};
+
+}  // namespace funnel::detail

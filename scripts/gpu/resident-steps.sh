@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
+# halo path, jacobi2d's late norm, the stall watchdog. Stages (comma list, default all):
+#   build     configure + build the targets the stages need (build-gpu; CUDA arch 90)
+#   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
+#   measure   through funnel-run with MPS, one run each, summary seconds:
+#             heat3d float 768x96x96, 500 steps, split along x on 1, 2, 4, 8, 16, 32 ranks;
+#             heat3d float 512^3, 200 steps, 1 and 8 ranks;
+#             jacobi2d 16384^2, norm every iteration, 300 iterations: 1 rank, 8 ranks IPC,
+#             8 ranks MPI
+#   stall     a rank stopped (SIGSTOP) mid-run: the job ends with a line naming it; a job run
+#             right after it on the same GPU works
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on halo_gpu and the app's
+#             GPU-ordered runs (4 and 8 ranks)
+# Usage: scripts/gpu/resident-steps.sh [STAGES] ; logs and JSON under $OUT, a table last.
+set -euo pipefail
+
+usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+out=${OUT:-${root}/gpu-out}
+build=${BUILD_DIR:-${root}/build-gpu}
+stages=${1:-build,test,measure,stall,sanitize}
+mkdir -p "${out}"
+cd "${root}"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
+app=${build}/bin/funnel-stencil
+run=${build}/bin/funnel-run
+table=()
+record() { table+=("$(printf '%-34s %s' "$1" "$2")"); }
+
+stage_build() {
+  nvidia-smi -L >"${out}/machine.txt" 2>&1 || true
+  local t0=${SECONDS}
+  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
+    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_ENABLE_CUDA=ON -DFUNNEL_BUILD_BENCHMARKS=OFF \
+    >"${out}/configure.log" 2>&1
+  if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-run halo_gpu \
+    h5_read_dataset >"${out}/build.log" 2>&1; then
+    record build "ok ($((SECONDS - t0)) s)"
+  else
+    grep -E -A5 "FAILED|error" "${out}/build.log" | head -40
+    record build FAIL
+    return 1
+  fi
+}
+
+stage_test() {
+  local rc=0
+  ctest --test-dir "${build}" -L gpu -R 'halo_gpu|stencil_gpu' --output-on-failure --timeout 300 \
+    >"${out}/ctest.log" 2>&1 || rc=$?
+  grep -E "Test +#|tests passed" "${out}/ctest.log" | sed 's/^ *//' | tail -25
+  record test "$(grep -E 'tests passed' "${out}/ctest.log" | tail -1)"
+}
+
+# stencil NAME RANKS ARGS...: one run through funnel-run (MPS when ranks share the GPU); prints
+# the summary's loop seconds.
+stencil() {
+  local name=$1 ranks=$2
+  shift 2
+  # 16 and more clients of one MPS server need fewer connections each (issue "dense sharing").
+  local connections=()
+  ((ranks < 16)) || connections=(--max-connections 2)
+  if mpirun -np "${ranks}" "${run}" "${connections[@]}" -- "${app}" --backend cuda --quiet \
+    --summary "${out}/${name}.json" "$@" >"${out}/${name}.log" 2>&1; then
+    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds'])" "${out}/${name}.json"
+  else
+    echo "FAIL"
+    tail -5 "${out}/${name}.log" >&2
+  fi
+}
+
+ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.3f}')" "$1" "$2" 2>/dev/null || echo "-"; }
+
+stage_measure() {
+  local one t r
+  one=$(stencil small-1 1 --n 768,96,96 --dtype float --steps 500 --dims 1,1,1)
+  record "768x96x96 float, 1 rank" "${one} s"
+  for r in 2 4 8 16 32; do
+    t=$(stencil "small-${r}" "${r}" --n 768,96,96 --dtype float --steps 500 --dims "${r},1,1")
+    record "768x96x96 float, ${r} ranks" "${t} s = $(ratio "${one}" "${t}") of one rank"
+  done
+  one=$(stencil big-1 1 --n 512,512,512 --dtype float --steps 200)
+  t=$(stencil big-8 8 --n 512,512,512 --dtype float --steps 200)
+  record "512^3 float, 8 ranks" "${t} s = $(ratio "${one}" "${t}") of one rank (${one} s)"
+  local jac=(--problem jacobi2d -nx 16384 -ny 16384 -niter 300 -nccheck 1)
+  one=$(stencil jacobi-1 1 "${jac[@]}")
+  t=$(stencil jacobi-8-ipc 8 "${jac[@]}" --halo ipc)
+  local m
+  m=$(stencil jacobi-8-mpi 8 "${jac[@]}" --halo mpi)
+  record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc ${t} s = $(ratio "${one}" "${t}"), mpi ${m} s = $(ratio "${one}" "${m}") of one rank (${one} s)"
+  pgrep -a nvidia-cuda-mps || true
+}
+
+stage_stall() {
+  local rc=0
+  FUNNEL_HALO_TIMEOUT=2 python3 tests/apps/resident_steps_test.py --app "${app}" --mpiexec mpirun \
+    stall -- 3 --backend cuda --n 64,64,96 --steps 10000000 --dims 1,1,3 >"${out}/stall.log" 2>&1 || rc=$?
+  cat "${out}/stall.log"
+  local after=0
+  "${app}" --backend cuda --n 64,64,64 --steps 20 --quiet >>"${out}/stall.log" 2>&1 || after=$?
+  record stall "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL); a job right after: exit ${after}"
+}
+
+stage_sanitize() {
+  local rc=0
+  mkdir -p "${out}/sanitizer"
+  python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}/sanitizer" \
+    --only 'halo_gpu|app_heat3d_ipc|app_jacobi2d' >"${out}/sanitizer.log" 2>&1 || rc=$?
+  cat "${out}/sanitizer.log"
+  tar czf "${out}/sanitizer-logs.tgz" -C "${out}" sanitizer && rm -rf "${out}/sanitizer"
+  record sanitize "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL): $(tail -1 "${out}/sanitizer.log")"
+}
+
+IFS=, read -ra list <<<"${stages}"
+for s in "${list[@]}"; do
+  declare -F "stage_${s}" >/dev/null || { echo "unknown stage '${s}'" >&2; exit 2; }
+  "stage_${s}" || record "${s}" "stage failed"
+done
+pkill -f nvidia-cuda-mps-control 2>/dev/null || true
+printf '\n%s\n' "${table[@]}"
