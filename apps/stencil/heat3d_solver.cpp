@@ -132,6 +132,7 @@ class heat3d_solver final : public solver {
   }
 
   void close() override { field_.close(); }
+  void wait(MPI_Request& request) override { field_.wait(request); }
 
   [[nodiscard]] std::string pipeline_plan() const override {
     if constexpr (streamed) {

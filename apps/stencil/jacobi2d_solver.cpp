@@ -112,6 +112,7 @@ class jacobi2d_solver final : public solver {
   void check() override {}
   void finish(run_summary& summary) override { summary.final_norm = l2_norm_; }
   void close() override { field_.close(); }
+  void wait(MPI_Request& request) override { field_.wait(request); }
 
   [[nodiscard]] const void* host_field() override { return field_.download(); }
   [[nodiscard]] std::function<void()> download_async(void* destination) override {
@@ -132,13 +133,13 @@ class jacobi2d_solver final : public solver {
     int set = 0;
   };
 
-  // After the step that accumulated set `next_set_` (both lanes: the halo stream waited for the
-  // compute stream at the end of the step): copy its partial sums to the host, then clear them
-  // for their next use two checks later.
+  // After the step that accumulated set `next_set_` (both lanes): copy its partial sums to the
+  // host, then clear them for their next use two checks later.
   norm_check start_norm(std::int64_t updates) {
     const norm_check check{updates, next_set_};
     next_set_ = (next_set_ + 1) % norm_sets;
     const stream_view s = field_.halo_stream();
+    field_.join(s);
     float* sums = norm_.data() + 2 * check.set;
     copy_async(s, host_sums(check.set), sums, 2 * sizeof(float));
     norm_landed_[static_cast<std::size_t>(check.set)].record(s);
@@ -154,8 +155,12 @@ class jacobi2d_solver final : public solver {
     field_.wait(norm_landed_[static_cast<std::size_t>(check.set)]);
     const float* partial = host_sums(check.set);
     float sum = partial[0] + partial[1];
-    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_FLOAT, MPI_SUM, decomposition_.comm()),
+    // Non-blocking, under the halo watchdog: a rank that stopped must not hang the others here.
+    MPI_Request request = MPI_REQUEST_NULL;
+    FUNNEL_MPI_TRY(MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_FLOAT, MPI_SUM,
+                                  decomposition_.comm(), &request),
                    "jacobi2d_solver");
+    field_.wait(request);
     l2_norm_ = std::sqrt(sum);
     if (setup_.print && check.updates % print_every == 0) {
       std::printf("%5lld, %0.6f\n", static_cast<long long>(check.updates),

@@ -234,6 +234,8 @@ bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
 
 #endif
 
+bool run_output::caught_stop_signal() const noexcept { return impl_->termination.requested(); }
+
 int run_output::requeue_exit_code() noexcept { return io::termination_request::requeue_exit_code; }
 
 }  // namespace funnel::stencil

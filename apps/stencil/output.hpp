@@ -108,6 +108,9 @@ class run_output {
    */
   bool stop_requested(solver& s, const cartesian_decomposition& decomposition);
 
+  /// @brief True when this rank caught SIGTERM/SIGUSR1 (no communication; see stop_requested()).
+  [[nodiscard]] bool caught_stop_signal() const noexcept;
+
   /// @brief Exit status after stop_requested() returned true.
   [[nodiscard]] static int requeue_exit_code() noexcept;
 

@@ -36,9 +36,9 @@ enum class lane { compute = 0, halo = 1 };
  * @brief The resident-mode field of one rank.
  *
  * Per step (see step()): the halo stream starts the exchange of the current buffer while the
- * compute stream updates the inner cells into the next buffer; once the ghosts are in, the halo
- * stream (high priority, so the critical path goes first) updates the boundary layer; then the
- * buffers swap. Each cell's update is the same whatever the split, so any decomposition gives
+ * compute stream updates the inner cells into the next buffer; once the ghosts are in (and the
+ * previous inner update, which read the next buffer, is done), the halo stream (high priority,
+ * so the critical path goes first) updates the boundary layer; then the buffers swap. Each cell's update is the same whatever the split, so any decomposition gives
  * the field of one rank bitwise.
  *
  * The two buffers are the exchange's field cycle, so neighbours on this GPU are reached by the
@@ -78,7 +78,7 @@ class resident_field {
         halo_(decomposition, backend, pool, sizeof(T),
               halo_options{parse_halo_method(halo_method), {current_.data(), next_.data()}}),
         regions_(split_for_overlap(layout_, 1)),
-        compute_done_(backend),
+        inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
         ring_(make_ring(backend)) {}
@@ -120,26 +120,37 @@ class resident_field {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[steps_ % run_ahead];
     const double collected = collect(slot);
-    // The inner update writes `next`, which the previous boundary update read as `current`.
+    // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
+    // The exchange only reads the boundary layer (written on this stream): it starts at once,
+    // so the neighbours get their ghosts while the previous inner update may still run.
     slot.marks[0].record(halo_stream_);
     halo_.begin(halo_stream_, current_.data());
     slot.marks[1].record(halo_stream_);
     update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
+    event& inner_done = inner_done_[steps_ % 2];
+    inner_done.record(compute_);
     slot.marks[2].record(halo_stream_);
     halo_.finish(halo_stream_);
     slot.marks[3].record(halo_stream_);
+    // The boundary update writes `next`, which the previous inner update read as `current`.
+    if (steps_ > 0) wait_event(halo_stream_, inner_done_[(steps_ - 1) % 2].view());
     for (const box& slab : regions_.boundary) {
       update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
     }
     slot.done.record(halo_stream_);
     slot.pending = true;
-    compute_done_.record(compute_);
-    // The next exchange packs the buffer the inner update is writing now.
-    wait_event(halo_stream_, compute_done_.view());
     std::swap(current_, next_);
     ++steps_;
     return collected;
+  }
+
+  /// @brief Makes `stream` wait for all work of the steps so far, on both streams (e.g. to
+  /// read what both lanes accumulated in the last step).
+  void join(stream_view stream) const {
+    if (steps_ == 0) return;
+    wait_event(stream, ring_[(steps_ - 1) % run_ahead].done.view());
+    wait_event(stream, inner_done_[(steps_ - 1) % 2].view());
   }
 
   /**
@@ -193,7 +204,7 @@ class resident_field {
       return {};
     }
     // The last step's boundary update (halo stream) is part of the field.
-    if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
+    join(compute_);
     device_buffer<T> stash;
     try {
       stash =
@@ -237,6 +248,8 @@ class resident_field {
 
   /// @brief Waits for `done` (bounded by the exchange's watchdog).
   void wait(const event& done) const { halo_.wait(done); }
+  /// @brief Completes a non-blocking collective (bounded by the exchange's watchdog).
+  void wait(MPI_Request& request) const { halo_.wait(request); }
 
   /// @brief Waits for all work of both streams (bounded by the exchange's watchdog).
   void synchronize() {
@@ -296,7 +309,7 @@ class resident_field {
   pinned_buffer staging_;
   halo_exchange halo_;
   overlap_regions regions_;
-  event compute_done_;
+  std::array<event, 2> inner_done_;  // after the inner update of even / odd steps
   event stashed_;
   event landed_;
   bool told_no_stash_ = false;

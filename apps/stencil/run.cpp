@@ -100,14 +100,23 @@ std::int64_t next_stop(const options& opts, std::int64_t step, std::int64_t last
   return stop;
 }
 
-/// Resident mode: steps enqueued between two looks for a stop signal. Each look is an
-/// MPI_Allreduce over all ranks, so it must not come every step (the host would meet the other
-/// hosts every step instead of running ahead of the GPU); the chunk grows or shrinks towards
-/// `chunk_seconds` of run time. Every rank proposes from its own clock and the smallest
-/// proposal wins, so all ranks stop at the same step.
+/// What all ranks agree on after a chunk of steps: whether some rank caught a stop signal, and
+/// (resident mode) how many steps the next chunk has.
+struct chunk_agreement {
+  bool stop = false;
+  std::int64_t next_chunk = 1;
+};
+
+/// Resident mode enqueues steps ahead of the GPU and looks for a stop signal only between
+/// chunks: each look is a collective, and a collective every step would make the host meet the
+/// other hosts every step instead of running ahead. A chunk grows or shrinks towards
+/// `chunk_seconds` of run time; every rank proposes from its own clock and the smallest
+/// proposal wins, so all ranks stop at the same step. The collective is non-blocking and
+/// completed under the halo watchdog, so a rank that stopped ends the job instead of hanging it.
 constexpr double chunk_seconds = 0.05;
 
-std::int64_t next_chunk(MPI_Comm comm, std::int64_t chunk, double seconds) {
+chunk_agreement agree_after_chunk(MPI_Comm comm, solver& s, bool caught, std::int64_t chunk,
+                                  double seconds) {
   constexpr std::int64_t most = std::int64_t{1} << 20;
   long long proposal = chunk * 2;
   if (seconds > chunk_seconds / 2) {
@@ -115,9 +124,13 @@ std::int64_t next_chunk(MPI_Comm comm, std::int64_t chunk, double seconds) {
         chunk / 2, static_cast<long long>(static_cast<double>(chunk) * chunk_seconds / seconds));
   }
   proposal = std::clamp<long long>(proposal, 1, most);
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &proposal, 1, MPI_LONG_LONG, MPI_MIN, comm),
-                 "run: steps between looks for a stop signal");
-  return proposal;
+  long long values[2] = {caught ? 1 : 0, -proposal};  // MAX of both: any stop, smallest chunk
+  MPI_Request request = MPI_REQUEST_NULL;
+  FUNNEL_MPI_TRY(
+      MPI_Iallreduce(MPI_IN_PLACE, values, 2, MPI_LONG_LONG, MPI_MAX, comm, &request),
+      "run: agreeing on a stop and the next chunk");
+  s.wait(request);
+  return chunk_agreement{values[0] != 0, -values[1]};
 }
 
 /// Device bytes the streamed pipeline may take: the pool's limit when given.
@@ -308,11 +321,13 @@ int run(const run_config& config, MPI_Comm comm) {
       ++summary.outputs;
     }
     progress.update(s->step());
-    if (output.stop_requested(*s, decomposition)) {
+    const chunk_agreement agreed = agree_after_chunk(comm, *s, output.caught_stop_signal(), chunk,
+                                                     MPI_Wtime() - chunk_start);
+    chunk = agreed.next_chunk;
+    if (agreed.stop && output.stop_requested(*s, decomposition)) {
       summary.interrupted = true;
       break;
     }
-    if (opts.mode == run_mode::resident) chunk = next_chunk(comm, chunk, MPI_Wtime() - chunk_start);
   }
   summary.output_seconds += output.finish();  // the last snapshot, if still being written
   s->host_field();                            // waits for the last step

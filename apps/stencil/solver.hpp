@@ -73,6 +73,12 @@ class solver {
    * so no neighbour maps or writes the field when it is freed. The field stays readable.
    */
   virtual void close() = 0;
+  /**
+   * @brief Completes a non-blocking collective without waiting forever on a rank that stopped:
+   * after the halo watchdog's timeout it throws funnel::stall_error naming the neighbours.
+   * @param request from MPI_Iallreduce and the like
+   */
+  virtual void wait(MPI_Request& request) = 0;
   /// @brief The current field on the host (allocated layout). Valid until the next call.
   [[nodiscard]] virtual const void* host_field() = 0;
   /**

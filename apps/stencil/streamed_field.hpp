@@ -177,6 +177,8 @@ class streamed_field {
   [[nodiscard]] stream_view compute_stream() const noexcept { return stream_view::host(); }
   /// @brief Nothing to wait for: a pass returns when its results are in the host array.
   void synchronize() noexcept {}
+  /// @brief Completes a non-blocking collective (bounded by the exchange's watchdog).
+  void wait(MPI_Request& request) const { halo_.wait(request); }
   /// @brief Ends the run of this field (collective): closes the halo exchange.
   void close() { halo_.close(); }
   /// @brief The current host array (the field is already on the host).

@@ -21,7 +21,7 @@ usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-${root}/gpu-out}
 build=${BUILD_DIR:-${root}/build-gpu}
-stages=${1:-build,test,measure,stall,sanitize}
+stages=${1:-build,measure,test,stall,sanitize}
 mkdir -p "${out}"
 cd "${root}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -37,7 +37,7 @@ stage_build() {
   cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
     -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_ENABLE_CUDA=ON -DFUNNEL_BUILD_BENCHMARKS=OFF \
     >"${out}/configure.log" 2>&1
-  if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-run halo_gpu \
+  if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil halo_gpu \
     h5_read_dataset >"${out}/build.log" 2>&1; then
     record build "ok ($((SECONDS - t0)) s)"
   else
@@ -49,7 +49,7 @@ stage_build() {
 
 stage_test() {
   local rc=0
-  ctest --test-dir "${build}" -L gpu -R 'halo_gpu|stencil_gpu' --output-on-failure --timeout 300 \
+  ctest --test-dir "${build}" -L gpu -R 'halo_gpu|stencil_gpu' --output-on-failure --timeout 120 \
     >"${out}/ctest.log" 2>&1 || rc=$?
   grep -E "Test +#|tests passed" "${out}/ctest.log" | sed 's/^ *//' | tail -25
   record test "$(grep -E 'tests passed' "${out}/ctest.log" | tail -1)"
@@ -65,7 +65,7 @@ stencil() {
   ((ranks < 16)) || connections=(--max-connections 2)
   if mpirun -np "${ranks}" "${run}" "${connections[@]}" -- "${app}" --backend cuda --quiet \
     --summary "${out}/${name}.json" "$@" >"${out}/${name}.log" 2>&1; then
-    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seconds'])" "${out}/${name}.json"
+    python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_s'])" "${out}/${name}.json"
   else
     echo "FAIL"
     tail -5 "${out}/${name}.log" >&2
@@ -85,6 +85,14 @@ stage_measure() {
   one=$(stencil big-1 1 --n 512,512,512 --dtype float --steps 200)
   t=$(stencil big-8 8 --n 512,512,512 --dtype float --steps 200)
   record "512^3 float, 8 ranks" "${t} s = $(ratio "${one}" "${t}") of one rank (${one} s)"
+  # The same boxes without coupling: 8 independent one-rank runs of 512x256x128 at once, under
+  # one MPS daemon (each unsets the launcher's variables, so MPI starts it as a singleton).
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  mpirun -np 8 "${run}" --mps on -- bash -c 'for v in $(env | sed -n "s/^\(OMPI_[A-Z_]*\|PMIX_[A-Z_]*\)=.*/\1/p"); do unset "${v}"; done; exec "${@:2}" --summary "$1.${FUNNEL_LOCAL_RANK}.json"' \
+    bash "${out}/indep" "${app}" --backend cuda --quiet --n 512,256,128 --dtype float --steps 200 \
+    >"${out}/indep.log" 2>&1 || true
+  t=$(python3 -c "import json,glob; print(max(json.load(open(f))['time_s'] for f in glob.glob('${out}/indep.*.json')))" 2>/dev/null || echo FAIL)
+  record "8 x 512x256x128 independent" "slowest ${t} s = $(ratio "${one}" "${t}") of one rank on 512^3"
   local jac=(--problem jacobi2d -nx 16384 -ny 16384 -niter 300 -nccheck 1)
   one=$(stencil jacobi-1 1 "${jac[@]}")
   t=$(stencil jacobi-8-ipc 8 "${jac[@]}" --halo ipc)
@@ -96,7 +104,7 @@ stage_measure() {
 
 stage_stall() {
   local rc=0
-  FUNNEL_HALO_TIMEOUT=2 python3 tests/apps/resident_steps_test.py --app "${app}" --mpiexec mpirun \
+  FUNNEL_HALO_TIMEOUT=2 timeout 120 python3 tests/apps/resident_steps_test.py --app "${app}" --mpiexec mpirun \
     stall -- 3 --backend cuda --n 64,64,96 --steps 10000000 --dims 1,1,3 >"${out}/stall.log" 2>&1 || rc=$?
   cat "${out}/stall.log"
   local after=0
@@ -107,12 +115,14 @@ stage_stall() {
 stage_sanitize() {
   local rc=0
   mkdir -p "${out}/sanitizer"
-  python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}/sanitizer" \
+  timeout 400 python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}/sanitizer" \
     --only 'halo_gpu|app_heat3d_ipc|app_jacobi2d' >"${out}/sanitizer.log" 2>&1 || rc=$?
   cat "${out}/sanitizer.log"
   tar czf "${out}/sanitizer-logs.tgz" -C "${out}" sanitizer && rm -rf "${out}/sanitizer"
   record sanitize "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL): $(tail -1 "${out}/sanitizer.log")"
 }
+
+pack() { (cd "${out}" && tar czf runs.tgz ./*.log ./*.json 2>/dev/null && rm -f ./*.log ./*.json) || true; }
 
 IFS=, read -ra list <<<"${stages}"
 for s in "${list[@]}"; do
@@ -120,4 +130,5 @@ for s in "${list[@]}"; do
   "stage_${s}" || record "${s}" "stage failed"
 done
 pkill -f nvidia-cuda-mps-control 2>/dev/null || true
+pack
 printf '\n%s\n' "${table[@]}"

@@ -376,7 +376,9 @@ TEST(HaloExchangeStall, NeighbourThatStopsIsNamed) {
       EXPECT_NE(stalled.find("neighbour rank 1 (pid"), std::string::npos) << "got: " << stalled;
       EXPECT_NE(stalled.find("no progress for 1 s"), std::string::npos) << "got: " << stalled;
     }
-    if (rank == 1) EXPECT_EQ(stalled, "");
+    if (rank == 1) {
+      EXPECT_EQ(stalled, "");
+    }
     exchange.wait(stream);  // rank 1 caught up: the stream's waits are satisfied now
     exchange.close();
   }
@@ -465,6 +467,9 @@ TEST(HaloExchangeErrors, IpcRefusesNeighbourWithAnotherFieldLayout) {
         EXPECT_NE(std::string(e.what()).find("expects interior"), std::string::npos) << e.what();
       }
       stream.synchronize();
+      // Going on after the error: close first (CUDA forbids freeing memory another process
+      // still maps).
+      exchange.close();
     }
     pool.deallocate(stream, field, bytes);
     stream.synchronize();

@@ -181,6 +181,7 @@ class halo_exchange::impl {
 
   void wait(const event& done) const { watchdog_.wait(done); }
   void wait(stream_view stream) const { watchdog_.wait(stream); }
+  void wait(MPI_Request& request) const { watchdog_.wait(request); }
 
   void close() {
     if (closed_) return;
@@ -448,6 +449,11 @@ void halo_exchange::wait(const event& done) const {
 void halo_exchange::wait(stream_view stream) const {
   FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
   impl_->wait(stream);
+}
+
+void halo_exchange::wait(MPI_Request& request) const {
+  FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
+  impl_->wait(request);
 }
 
 void halo_exchange::close() {

@@ -45,17 +45,12 @@ ipc_ordered_transport::ipc_ordered_transport(
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
                      " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
-  const stream_view setup = backend == backend_kind::host
-                                ? stream_view::host()
-                                : stream_view::from_native_handle(nullptr);
   std::string error;
   std::vector<setup_message> theirs(links_.size());
   if (!links_.empty()) {
-    signals_ = device_buffer<signal_words>(pool, setup, 1);
-    memset_async(setup, signals_.data(), 0, sizeof(signal_words));
-    setup.synchronize();
+    signals_ = signal_block(backend, pool);
     setup_message mine;
-    mine.signals = export_of(pool, signals_.data());
+    mine.signals = signals_.export_handle(pool);
     for (std::size_t i = 0; i < cycle.size(); ++i) mine.fields[i] = export_of(pool, cycle[i]);
     mine.cycle_length = static_cast<std::int64_t>(cycle.size());
     for (int a = 0; a < 3; ++a) mine.interior[a] = layout.interior[a];
@@ -108,7 +103,7 @@ ipc_ordered_transport::ipc_ordered_transport(
   }
   for (std::size_t i = 0; i < links_.size(); ++i) {
     imported_fields& peer = peers_.at(links_[i].path.rank);
-    remote_[i].signals = static_cast<signal_words*>(peer.map(theirs[i].signals));
+    remote_[i].signals = signals_.map(links_[i].path.rank, theirs[i].signals, peer);
     for (std::size_t f = 0; f < cycle.size(); ++f) {
       remote_[i].fields.push_back(peer.map(theirs[i].fields[f]));
     }
@@ -123,8 +118,8 @@ void ipc_ordered_transport::run(const exchange_step& step, const std::vector<sig
   // Host backend only: a wait timed out. Say which neighbour the word belongs to.
   std::string who;
   for (const auto& l : links_) {
-    if (ops[done].word == &signals_.data()->written[l.face()] ||
-        ops[done].word == &signals_.data()->consumed[l.face()]) {
+    if (ops[done].word == &signals_.words()->written[l.face()] ||
+        ops[done].word == &signals_.words()->consumed[l.face()]) {
       who = "rank " + std::to_string(l.path.rank);
     }
   }
@@ -148,7 +143,7 @@ void ipc_ordered_transport::post(const exchange_step& step, int axis) {
   if (cycle_length_ == 1 && step.count > 1) {
     for (const auto& l : links_) {
       if (l.path.axis != axis) continue;
-      ops.push_back({signal_op::kind::wait, &signals_.data()->consumed[l.face()], step.count - 1});
+      ops.push_back({signal_op::kind::wait, &signals_.words()->consumed[l.face()], step.count - 1});
     }
     run(step, ops, "to be done with the ghosts this rank is about to overwrite");
     ops.clear();
@@ -170,13 +165,14 @@ void ipc_ordered_transport::complete(const exchange_step& step, int axis) {
   std::vector<signal_op> ops;
   for (const auto& l : links_) {
     if (l.path.axis == axis) {
-      ops.push_back({signal_op::kind::wait, &signals_.data()->written[l.face()], step.count});
+      ops.push_back({signal_op::kind::wait, &signals_.words()->written[l.face()], step.count});
     }
   }
   run(step, ops, "to write this rank's ghosts");
 }
 
 void ipc_ordered_transport::release() noexcept {
+  signals_.release();
   for (auto& [rank, peer] : peers_) peer.release();
   for (auto& r : remote_) {
     r.signals = nullptr;

@@ -1,9 +1,9 @@
 // Internal: IPC ordered on the GPU (the cuda backend's path between ranks sharing a GPU; on the
 // host backend the same protocol runs on the calling thread). The host only enqueues work.
 //
-// Every rank allocates twelve signal words in its exportable pool, written[6] and consumed[6]
-// (one per face), and tells each IPC neighbour once, at setup, where they and the fields of the
-// bound field cycle are. Exchange c (1, 2, ...) of field cycle[(c - 1) mod n]:
+// Every rank allocates twelve signal words, written[6] and consumed[6] (one per face; see
+// signal_block for where they live), and tells each IPC neighbour once, at setup, where they and
+// the fields of the bound field cycle are. Exchange c (1, 2, ...) of field cycle[(c - 1) mod n]:
 //   post     copy my boundary layer into the neighbour's ghosts of its field of this exchange,
 //            then write its written[face] = c;
 //   complete wait my written[face] >= c, then the caller may read the ghosts.
@@ -25,6 +25,7 @@
 #include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "ipc_handshake_transport.hpp"
+#include "signal_block.hpp"
 #include "stall_watchdog.hpp"
 #include "stream_signals.hpp"
 
@@ -62,11 +63,6 @@ class ipc_ordered_transport final : public link_transport {
   void release() noexcept override;
 
  private:
-  /// This rank's signal words (in its pool, mapped by its neighbours).
-  struct signal_words {
-    std::uint64_t written[6];
-    std::uint64_t consumed[6];
-  };
   struct remote {
     signal_words* signals = nullptr;
     std::vector<void*> fields;  // the neighbour's cycle, mapped here
@@ -77,7 +73,7 @@ class ipc_ordered_transport final : public link_transport {
   std::vector<halo_link> links_;
   std::vector<remote> remote_;  // one per link
   std::map<int, imported_fields> peers_;
-  device_buffer<signal_words> signals_;
+  signal_block signals_;
   std::size_t cycle_length_;
   const stall_watchdog* watchdog_;
 };

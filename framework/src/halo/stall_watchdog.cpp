@@ -76,6 +76,16 @@ void stall_watchdog::wait(stream_view stream) const {
 #endif
 }
 
+void stall_watchdog::wait(MPI_Request& request) const {
+  poll(
+      [&request] {
+        int done = 0;
+        FUNNEL_MPI_TRY(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "stall_watchdog");
+        return done != 0;
+      },
+      "waiting for the other ranks in a collective");
+}
+
 void stall_watchdog::stalled(const std::string& what) const {
   std::string message =
       "halo exchange stalled: no progress for " + seconds_text(timeout_) + " " + what;

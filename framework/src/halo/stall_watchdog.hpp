@@ -5,6 +5,8 @@
 // waiting streams of every other rank).
 #pragma once
 
+#include <mpi.h>
+
 #include <chrono>
 #include <string>
 #include <vector>
@@ -33,6 +35,9 @@ class stall_watchdog {
   void wait(const event& e) const;
   /// @brief Returns once the work submitted to `stream` has completed; the same timeout.
   void wait(stream_view stream) const;
+  /// @brief Completes a non-blocking MPI request (a collective other ranks must join); the same
+  /// timeout.
+  void wait(MPI_Request& request) const;
   /// @brief Throws stall_error: "no progress for T s <what>; neighbour ... has exited ...".
   [[noreturn]] void stalled(const std::string& what) const;
 

@@ -4,6 +4,8 @@
  */
 #pragma once
 
+#include <mpi.h>
+
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -39,7 +41,9 @@ namespace funnel {
  * - `local`: a periodic axis of one rank, a copy within the field.
  *
  * The constructor and close() are collective over the decomposition's communicator; the
- * destructor is not. Fields must be allocations of `pool` with the decomposition's layout and
+ * destructor is not, so a run that goes on after an error thrown by an exchange (rather than
+ * ending the job) must call close() on every rank first: CUDA forbids freeing memory that
+ * another process still maps. Fields must be allocations of `pool` with the decomposition's layout and
  * stay allocated until close(). The ghosts of the field given to begin() may be overwritten by
  * the neighbours once the stream given to the *next* begin() reaches that call, so work that
  * reads the ghosts must be ordered before it on that stream. Move-only.
@@ -133,6 +137,15 @@ class halo_exchange {
    * @throw as wait(const event&)
    */
   void wait(stream_view stream) const;
+
+  /**
+   * @brief Completes a non-blocking MPI request under the same watchdog, so that a collective
+   * a stopped rank never joins ends the job with a clear line instead of hanging it.
+   * @param request e.g. from MPI_Iallreduce; MPI_REQUEST_NULL once completed
+   * @throw funnel::stall_error after the timeout
+   * @throw funnel::mpi_error when MPI_Test fails
+   */
+  void wait(MPI_Request& request) const;
 
   /**
    * @brief Ends the exchange (collective): waits (as wait()) for the stream of the last

@@ -1,0 +1,63 @@
+// Internal: where the GPU-ordered halo path's signal words live, this rank's and the mappings of
+// its neighbours'. Stream memory operations refuse cudaMemPool memory (measured on an H100,
+// driver 580: CUDA_ERROR_INVALID_VALUE for a pool's own and its imported addresses alike; see
+// tests/halo/signal_probe.cu), so on CUDA the words are a small cudaMalloc block shared by
+// legacy CUDA IPC (cudaIpcGetMemHandle / cudaIpcOpenMemHandle), which they accept. On the host
+// backend they come from the exchange's memfd pool, mapped through the neighbour's pool.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "funnel/memory/device_buffer.hpp"
+#include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/backend_kind.hpp"
+#include "ipc_handshake_transport.hpp"
+
+namespace funnel::detail {
+
+/// One rank's signal words: one per face for "written" and one for "consumed".
+struct signal_words {
+  std::uint64_t written[6];
+  std::uint64_t consumed[6];
+};
+
+class signal_block {
+ public:
+  signal_block() = default;
+  /**
+   * Allocates this rank's words, set to zero.
+   * @param backend cuda: a cudaMalloc block; host: an allocation of `pool`
+   * @param pool the exchange's exportable pool (host backend)
+   */
+  signal_block(backend_kind backend, memory_pool& pool);
+  ~signal_block();
+  signal_block(signal_block&& other) noexcept;
+  signal_block& operator=(signal_block&& other) noexcept;
+  signal_block(const signal_block&) = delete;
+  signal_block& operator=(const signal_block&) = delete;
+
+  /// @brief This rank's words (device memory on CUDA).
+  [[nodiscard]] signal_words* words() const noexcept { return mine_; }
+  /// @brief What a neighbour needs to map them (map()); `pool` is the one given at construction.
+  [[nodiscard]] export_bytes export_handle(const memory_pool& pool) const;
+  /**
+   * @brief Rank `rank`'s words, mapped here (once per rank).
+   * @param rank the neighbour
+   * @param handle its export_handle()
+   * @param pool its pool, imported (host backend)
+   */
+  [[nodiscard]] signal_words* map(int rank, const export_bytes& handle, imported_fields& pool);
+  /// @brief Unmaps the neighbours' words.
+  void release() noexcept;
+
+ private:
+  void reset() noexcept;
+
+  backend_kind backend_ = backend_kind::host;
+  signal_words* mine_ = nullptr;
+  device_buffer<signal_words> host_words_;  // host backend
+  std::map<int, signal_words*> mapped_;
+};
+
+}  // namespace funnel::detail
