@@ -72,12 +72,7 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     // Errors after parsing may hit one rank only (a GPU fault, a full disk): abort the job so
     // that no rank hangs in a collective the failed one never reaches.
-    std::fprintf(stderr, "funnel-stencil: rank %d: %s\n", rank, e.what());
-    std::fflush(stderr);
-    const int code =
-        dynamic_cast<const funnel::invalid_argument*>(&e) != nullptr ? exit_usage : exit_failure;
-    MPI_Abort(MPI_COMM_WORLD, code);
-    return code;
+    funnel::stencil::abort_job(rank, e);
   }
   MPI_Finalize();
   return status;

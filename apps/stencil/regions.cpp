@@ -4,7 +4,8 @@
 
 namespace funnel::stencil {
 
-overlap_regions split_for_overlap(const field_layout& layout, int radius) {
+overlap_regions split_for_overlap(const field_layout& layout, int radius,
+                                  const exchanged_faces& exchanged) {
   overlap_regions out;
   box rest = layout.interior_box();
   // Peel slabs off axis by axis (z, y, x); each slab spans what is left of the other axes, so
@@ -13,8 +14,9 @@ overlap_regions split_for_overlap(const field_layout& layout, int radius) {
     if (layout.halo_along(axis) == 0) continue;
     const std::int64_t lo = rest.lo[axis];
     const std::int64_t hi = rest.hi[axis];
-    const std::int64_t lower_end = std::min(lo + radius, hi);
-    const std::int64_t upper_begin = std::max(hi - radius, lower_end);
+    const std::int64_t lower_end = exchanged[axis][0] ? std::min(lo + radius, hi) : lo;
+    const std::int64_t upper_begin =
+        exchanged[axis][1] ? std::max(hi - radius, lower_end) : std::max(hi, lower_end);
     box lower = rest;
     lower.hi[axis] = lower_end;
     box upper = rest;

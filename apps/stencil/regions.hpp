@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <array>
 #include <vector>
 
 #include "funnel/decomposition/box.hpp"
@@ -15,21 +16,31 @@ namespace funnel::stencil {
 /**
  * @brief Interior cells split for overlapping the halo exchange with compute.
  *
- * `inner` needs no ghost cell (it keeps `radius` cells away from every face that has ghosts);
- * `boundary` holds disjoint slabs covering the rest of the interior (the cells within `radius`
- * of the local box faces). inner plus boundary tile the interior exactly.
+ * `inner` needs no ghost cell the exchange writes (it keeps `radius` cells away from every
+ * exchanged face); `boundary` holds disjoint slabs covering the rest of the interior (the cells
+ * within `radius` of those faces). inner plus boundary tile the interior exactly. Faces whose
+ * ghosts the exchange never writes (a non-periodic global boundary) need no slab: their ghosts
+ * are fixed, so the inner update reaches them.
  */
 struct overlap_regions {
   box inner;                  ///< updated on the compute stream during the exchange
   std::vector<box> boundary;  ///< updated on the halo stream after it (non-empty boxes only)
 };
 
+/// @brief Per axis, per side (lower, upper): whether the halo exchange writes those ghosts.
+using exchanged_faces = std::array<std::array<bool, 2>, 3>;
+
+/// @brief Every face exchanged.
+inline constexpr exchanged_faces all_faces{{{true, true}, {true, true}, {true, true}}};
+
 /**
  * @brief Splits the interior of `layout` (allocated-array coordinates).
  * @param layout the rank's field layout
  * @param radius stencil radius (1 for both stencils)
+ * @param exchanged the faces whose ghosts the exchange writes (default: all)
  * @return the inner box and the boundary slabs; tiny boxes give an empty inner box
  */
-[[nodiscard]] overlap_regions split_for_overlap(const field_layout& layout, int radius);
+[[nodiscard]] overlap_regions split_for_overlap(const field_layout& layout, int radius,
+                                                const exchanged_faces& exchanged = all_faces);
 
 }  // namespace funnel::stencil

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <array>
+#include <cstdlib>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -56,6 +57,9 @@ class resident_field {
 
   /// @brief Steps the host may enqueue before it waits for the GPU to finish the oldest.
   static constexpr std::size_t run_ahead = 8;
+  /// @brief The exchange of one step in this many is timed (four events each; a small step
+  /// costs tens of microseconds, so timing every step would be a visible part of it).
+  static constexpr std::size_t timing_every = 8;
 
   /**
    * @param backend where the buffers live
@@ -66,7 +70,8 @@ class resident_field {
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method)
-      : backend_(backend),
+      : overlap_(choose_overlap()),
+        backend_(backend),
         pool_(&pool),
         layout_(decomposition.layout()),
         compute_(backend),
@@ -77,7 +82,7 @@ class resident_field {
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
         halo_(decomposition, backend, pool, sizeof(T),
               halo_options{parse_halo_method(halo_method), {current_.data(), next_.data()}}),
-        regions_(split_for_overlap(layout_, 1)),
+        regions_(split_for_overlap(layout_, 1, exchanged_faces_of(decomposition))),
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
@@ -91,8 +96,11 @@ class resident_field {
   [[nodiscard]] T* next() const noexcept { return next_.data(); }
   /// @brief The compute stream (initialisation and downloads run here too).
   [[nodiscard]] stream_view compute_stream() const noexcept { return compute_; }
-  /// @brief The halo stream: the last work of every step runs here.
-  [[nodiscard]] stream_view halo_stream() const noexcept { return halo_stream_; }
+  /// @brief The stream the last work of every step runs on (the halo stream, or the compute
+  /// stream when the steps do not overlap).
+  [[nodiscard]] stream_view halo_stream() const noexcept {
+    return overlap_ ? stream_view(halo_stream_) : stream_view(compute_);
+  }
   /// @brief Per-neighbour halo paths for the plan.
   [[nodiscard]] std::vector<std::string> halo_paths() const {
     std::vector<std::string> lines;
@@ -107,32 +115,45 @@ class resident_field {
   /**
    * @brief Enqueues one step with overlap, then swaps the buffers.
    *
-   * The exchange is timed on the halo stream (events before and after begin() and finish()),
-   * so on CUDA the figure is the time the exchange's stream work took, not the host time of
-   * enqueueing it. A step's figure is collected when its ring slot is reused, `run_ahead`
-   * steps later, which is also where the host waits for the GPU; halo_seconds_pending()
-   * collects the rest.
+   * The exchange of every `timing_every`-th step is timed on the halo stream (events before and
+   * after begin() and finish()), so on CUDA the figure is the time the exchange's stream work
+   * took, not the host time of enqueueing it; it counts for `timing_every` steps. A step's
+   * figure is collected when its ring slot is reused, `run_ahead` steps later, which is also
+   * where the host waits for the GPU; halo_seconds_pending() collects the rest.
    * @param update the stencil
-   * @return halo exchange seconds of the step `run_ahead` before this one (0 for the first)
+   * @return halo exchange seconds (estimated as above) of the step `run_ahead` before this one
    * @throw funnel::stall_error when a neighbour stops (see halo_exchange::wait)
    */
   double step(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[steps_ % run_ahead];
     const double collected = collect(slot);
+    slot.timed = steps_ % timing_every == 0;
+    if (!overlap_) {
+      // One stream: the exchange, then the whole box in one kernel. Fewer, larger kernels.
+      mark(slot, 0, compute_);
+      halo_.exchange(compute_, current_.data());
+      mark(slot, 1, compute_);
+      update(compute_, lane::compute, current_.data(), next_.data(), layout_.interior_box());
+      slot.done.record(compute_);
+      slot.pending = true;
+      std::swap(current_, next_);
+      ++steps_;
+      return collected;
+    }
     // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
     // so the neighbours get their ghosts while the previous inner update may still run.
-    slot.marks[0].record(halo_stream_);
+    mark(slot, 0, halo_stream_);
     halo_.begin(halo_stream_, current_.data());
-    slot.marks[1].record(halo_stream_);
+    mark(slot, 1, halo_stream_);
     update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
     event& inner_done = inner_done_[steps_ % 2];
     inner_done.record(compute_);
-    slot.marks[2].record(halo_stream_);
+    mark(slot, 2, halo_stream_);
     halo_.finish(halo_stream_);
-    slot.marks[3].record(halo_stream_);
+    mark(slot, 3, halo_stream_);
     // The boundary update writes `next`, which the previous inner update read as `current`.
     if (steps_ > 0) wait_event(halo_stream_, inner_done_[(steps_ - 1) % 2].view());
     for (const box& slab : regions_.boundary) {
@@ -278,7 +299,31 @@ class resident_field {
     std::array<event, 4> marks;
     event done;
     bool pending = false;
+    bool timed = false;
   };
+
+  static void mark(step_slot& slot, std::size_t which, stream_view on) {
+    if (slot.timed) slot.marks[which].record(on);
+  }
+
+  // FUNNEL_STENCIL_OVERLAP=off: no split into inner and boundary updates (measurement switch).
+  static bool choose_overlap() {
+    const char* value = std::getenv("FUNNEL_STENCIL_OVERLAP");
+    return value == nullptr || std::string(value) != "off";
+  }
+
+  // The faces whose ghosts the exchange writes: every face with a neighbour (itself, on a
+  // periodic axis of one rank, included).
+  static exchanged_faces exchanged_faces_of(const cartesian_decomposition& d) {
+    exchanged_faces faces{};
+    for (int axis = 0; axis < 3; ++axis) {
+      for (side s : {side::lower, side::upper}) {
+        faces[static_cast<std::size_t>(axis)][static_cast<std::size_t>(s)] =
+            d.neighbor(axis, s) != MPI_PROC_NULL;
+      }
+    }
+    return faces;
+  }
 
   static std::array<step_slot, run_ahead> make_ring(backend_kind backend) {
     return make_ring(backend, std::make_index_sequence<run_ahead>{});
@@ -289,15 +334,19 @@ class resident_field {
     return {{(static_cast<void>(I), step_slot(backend))...}};
   }
 
-  // Waits (watchdog) for the slot's step and returns its halo seconds; 0 when none is pending.
+  // Waits (watchdog) for the slot's step and returns its halo seconds, counted for
+  // timing_every steps; 0 when none is pending or the step was not timed.
   double collect(step_slot& slot) {
     if (!slot.pending) return 0.0;
     halo_.wait(slot.done);
     slot.pending = false;
-    return 1e-3 * (static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1])) +
-                   static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3])));
+    if (!slot.timed) return 0.0;
+    double ms = static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1]));
+    if (overlap_) ms += static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3]));
+    return static_cast<double>(timing_every) * 1e-3 * ms;
   }
 
+  bool overlap_;
   backend_kind backend_;
   memory_pool* pool_;
   field_layout layout_;

@@ -233,71 +233,34 @@ plan_info gather_plan(const options& opts, const std::string& backend, const std
   return p;
 }
 
-}  // namespace
+/// What the step loop works with (all owned by run()).
+struct steps_context {
+  MPI_Comm comm;
+  int rank;
+  const options& opts;
+  backend_kind backend;
+  const std::string& kernel;
+  int nodes;
+  bool print;
+  const cartesian_decomposition& decomposition;
+  solver& s;
+  run_output& output;
+  memory_pool& pool;
+};
 
-run_config prepare(const std::vector<std::string>& args) {
-  run_config config;
-  config.opts = parse_options(args);
-  if (config.opts.help || config.opts.version) return config;
-  config.backend = select_backend(config.opts.backend);
-  resolve_defaults(config.opts, config.backend == backend_kind::cuda);
-  config.kernel = resolve_kernel(config.opts, config.backend);
-  return config;
-}
-
-int run(const run_config& config, MPI_Comm comm) {
-  int rank = 0;
-  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
-  const options& opts = config.opts;
-  const backend_kind backend = config.backend;
-  const std::string& kernel = config.kernel;
-  // Makes this rank's GPU current (funnel-run's choice, or round-robin on the node) and finds
-  // who shares it; warns on rank 0 about sharing without MPS.
-  const binding bound = binding::detect(comm, backend);
-  const int nodes = bound.report().node_count;
-  const job_binding job = summarize_binding(bound.report(), comm);
-  const bool print = rank == 0 && !opts.quiet;
-
-  // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
-  std::optional<cartesian_decomposition> split;
-  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
-  const cartesian_decomposition& decomposition = *split;
-  // A restart is validated before anything is allocated.
-  std::unique_ptr<restart_source> restart;
-  if (opts.restart) {
-    restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
-                                               field_name_of(opts.problem));
-  }
-  const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
-  memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
-  run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
-  setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
-                                              decomposition.layout(), element_size);
-  if (opts.mode == run_mode::streamed) {
-    check_collectively(comm, [&] {
-      validate_streamed(opts, decomposition, element_size, setup.device_budget_bytes);
-    });
-  }
-  const auto s = make_solver(setup);
-  s->initialize();
-  if (restart) restart->restore(*s, decomposition);
-  run_output output(
-      comm, opts, to_config_text(opts), *s, backend,
-      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
-
-  plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
-  if (restart) plan.restart_from = restart->path();
-  plan.gpus = job.gpus;
-  plan.ranks_per_gpu = job.ranks_per_gpu;
-  plan.mps = job.mps;
-  plan.warnings = bound.report().warnings;
-  plan.pipeline = s->pipeline_plan();
-  plan.snapshots = output.describe();
-  if (rank == 0) {
-    std::fputs(format_plan(plan).c_str(), stdout);
-    std::fflush(stdout);
-  }
-
+/// The step loop, the summary and the final output.
+int run_steps(const steps_context& c) {
+  const MPI_Comm comm = c.comm;
+  const int rank = c.rank;
+  const options& opts = c.opts;
+  const cartesian_decomposition& decomposition = c.decomposition;
+  solver* const s = &c.s;
+  run_output& output = c.output;
+  memory_pool& pool = c.pool;
+  const backend_kind backend = c.backend;
+  const std::string& kernel = c.kernel;
+  const int nodes = c.nodes;
+  const bool print = c.print;
   run_summary summary;
   summary.first_step = s->step();
   const std::int64_t last_step = *opts.steps;
@@ -374,6 +337,92 @@ int run(const run_config& config, MPI_Comm comm) {
     std::fflush(stdout);
   }
   return summary.interrupted ? run_output::requeue_exit_code() : exit_success;
+}
+
+}  // namespace
+
+void abort_job(int rank, const std::exception& e) {
+  std::fprintf(stderr, "funnel-stencil: rank %d: %s\n", rank, e.what());
+  std::fflush(stderr);
+  const int code = dynamic_cast<const invalid_argument*>(&e) != nullptr ? 2 : 1;
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::exit(code);  // MPI_Abort does not return; in case the library's does
+}
+
+run_config prepare(const std::vector<std::string>& args) {
+  run_config config;
+  config.opts = parse_options(args);
+  if (config.opts.help || config.opts.version) return config;
+  config.backend = select_backend(config.opts.backend);
+  resolve_defaults(config.opts, config.backend == backend_kind::cuda);
+  config.kernel = resolve_kernel(config.opts, config.backend);
+  return config;
+}
+
+int run(const run_config& config, MPI_Comm comm) {
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
+  const options& opts = config.opts;
+  const backend_kind backend = config.backend;
+  const std::string& kernel = config.kernel;
+  // Makes this rank's GPU current (funnel-run's choice, or round-robin on the node) and finds
+  // who shares it; warns on rank 0 about sharing without MPS.
+  const binding bound = binding::detect(comm, backend);
+  const int nodes = bound.report().node_count;
+  const job_binding job = summarize_binding(bound.report(), comm);
+  const bool print = rank == 0 && !opts.quiet;
+
+  // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
+  std::optional<cartesian_decomposition> split;
+  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+  const cartesian_decomposition& decomposition = *split;
+  // A restart is validated before anything is allocated.
+  std::unique_ptr<restart_source> restart;
+  if (opts.restart) {
+    restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
+                                               field_name_of(opts.problem));
+  }
+  const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
+  memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
+  run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
+  setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
+                                              decomposition.layout(), element_size);
+  if (opts.mode == run_mode::streamed) {
+    check_collectively(comm, [&] {
+      validate_streamed(opts, decomposition, element_size, setup.device_budget_bytes);
+    });
+  }
+  const auto s = make_solver(setup);
+  s->initialize();
+  if (restart) restart->restore(*s, decomposition);
+  run_output output(
+      comm, opts, to_config_text(opts), *s, backend,
+      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
+
+  plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  if (restart) plan.restart_from = restart->path();
+  plan.gpus = job.gpus;
+  plan.ranks_per_gpu = job.ranks_per_gpu;
+  plan.mps = job.mps;
+  plan.warnings = bound.report().warnings;
+  plan.pipeline = s->pipeline_plan();
+  plan.snapshots = output.describe();
+  if (rank == 0) {
+    std::fputs(format_plan(plan).c_str(), stdout);
+    std::fflush(stdout);
+  }
+
+  // From here on an error ends the job before anything is destroyed: with GPU-ordered halos this
+  // rank's streams may wait on neighbours that wait on it, and freeing or unmapping CUDA
+  // resources waits for those streams.
+  try {
+    return run_steps(steps_context{comm, rank, opts, backend, kernel, nodes, print, decomposition,
+                                   *s, output, pool});
+  } catch (const reported_usage_error&) {
+    throw;  // collective: every rank throws it, nothing waits
+  } catch (const std::exception& e) {
+    abort_job(rank, e);
+  }
 }
 
 }  // namespace funnel::stencil

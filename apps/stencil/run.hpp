@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -43,12 +44,21 @@ class reported_usage_error : public invalid_argument {
 constexpr int exit_success = 0;
 
 /**
+ * @brief Prints "funnel-stencil: rank R: <what>" and ends the whole job (MPI_Abort) with 2 for
+ * an invalid argument and 1 otherwise, so that no rank waits for the failed one.
+ * @param rank this rank in MPI_COMM_WORLD
+ * @param e the error
+ */
+[[noreturn]] void abort_job(int rank, const std::exception& e);
+
+/**
  * @brief Runs the simulation the configuration describes (collective over `comm`).
  * @param config the prepared configuration
  * @param comm all ranks of the run
  * @return the process exit status (exit_success, or the requeue code after a signal)
  * @throw reported_usage_error on every rank when the streamed options do not fit a rank's box
- * @throw funnel::error (any subtype) on failure; main aborts the job
+ * @throw funnel::error (any subtype) on failure before the steps; an error from the steps on
+ * ends the job here (abort_job), before the field's CUDA resources are destroyed
  */
 [[nodiscard]] int run(const run_config& config, MPI_Comm comm);
 

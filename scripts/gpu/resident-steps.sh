@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
+# shellcheck disable=SC2054 # grid sizes are comma lists
 # halo path, jacobi2d's late norm, the stall watchdog. Stages (comma list, default all):
 #   build     configure + build the targets the stages need (build-gpu; CUDA arch 90)
 #   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
 #   measure   through funnel-run with MPS, one run each, summary seconds:
-#             heat3d float 768x96x96, 500 steps, split along x on 1, 2, 4, 8, 16, 32 ranks;
-#             heat3d float 512^3, 200 steps, 1 and 8 ranks;
+#             heat3d float 768x96x96, 500 steps, split along x on 1, 2, 4, 8, 16, 32 ranks,
+#             with and without overlap (FUNNEL_STENCIL_OVERLAP=off), and the same boxes as
+#             independent one-rank runs sharing the GPU (no coupling: the floor);
+#             heat3d float 512^3, 200 steps, 1 and 8 ranks (both modes);
 #             jacobi2d 16384^2, norm every iteration, 300 iterations: 1 rank, 8 ranks IPC,
 #             8 ranks MPI
-#   stall     a rank stopped (SIGSTOP) mid-run: the job ends with a line naming it; a job run
-#             right after it on the same GPU works
+#   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with and without
+#             MPS: the job ends promptly (a line naming a stopped rank); a run right after works
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on halo_gpu and the app's
 #             GPU-ordered runs (4 and 8 ranks)
 # Usage: scripts/gpu/resident-steps.sh [STAGES] ; logs and JSON under $OUT, a table last.
@@ -21,7 +24,7 @@ usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 out=${OUT:-${root}/gpu-out}
 build=${BUILD_DIR:-${root}/build-gpu}
-stages=${1:-build,measure,test,stall,sanitize}
+stages=${1:-build,test,stall,measure,sanitize}
 mkdir -p "${out}"
 cd "${root}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -29,7 +32,12 @@ export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
 app=${build}/bin/funnel-stencil
 run=${build}/bin/funnel-run
 table=()
-record() { table+=("$(printf '%-34s %s' "$1" "$2")"); }
+# Each result line is printed at once (a call cut short still shows what ran) and kept for the
+# table printed last.
+record() {
+  table+=("$(printf '%-40s %s' "$1" "$2")")
+  printf '%-40s %s\n' "$1" "$2"
+}
 
 stage_build() {
   nvidia-smi -L >"${out}/machine.txt" 2>&1 || true
@@ -49,10 +57,10 @@ stage_build() {
 
 stage_test() {
   local rc=0
-  ctest --test-dir "${build}" -L gpu -R 'halo_gpu|stencil_gpu' --output-on-failure --timeout 120 \
+  timeout 360 ctest --test-dir "${build}" -L gpu -R 'halo_gpu|stencil_gpu' --output-on-failure \
     >"${out}/ctest.log" 2>&1 || rc=$?
-  grep -E "Test +#|tests passed" "${out}/ctest.log" | sed 's/^ *//' | tail -25
-  record test "$(grep -E 'tests passed' "${out}/ctest.log" | tail -1)"
+  grep -E "\*\*\*|tests passed" "${out}/ctest.log" | sed 's/^ *//' | tail -12
+  record test "$(grep -E 'tests passed' "${out}/ctest.log" | tail -1) (rc ${rc})"
 }
 
 # stencil NAME RANKS ARGS...: one run through funnel-run (MPS when ranks share the GPU); prints
@@ -63,7 +71,7 @@ stencil() {
   # 16 and more clients of one MPS server need fewer connections each (issue "dense sharing").
   local connections=()
   ((ranks < 16)) || connections=(--max-connections 2)
-  if mpirun -np "${ranks}" "${run}" "${connections[@]}" -- "${app}" --backend cuda --quiet \
+  if timeout 120 mpirun -np "${ranks}" "${run}" "${connections[@]}" -- "${app}" --backend cuda --quiet \
     --summary "${out}/${name}.json" "$@" >"${out}/${name}.log" 2>&1; then
     python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['time_s'])" "${out}/${name}.json"
   else
@@ -74,42 +82,58 @@ stencil() {
 
 ratio() { python3 -c "import sys; a,b=float(sys.argv[1]),float(sys.argv[2]); print(f'{a/b:.3f}')" "$1" "$2" 2>/dev/null || echo "-"; }
 
+# independent NAME N ARGS...: N one-rank runs at once under one MPS daemon (each unsets the
+# launcher's variables, so MPI starts it as a singleton): sharing the GPU without coupling.
+# Prints the slowest run's loop seconds.
+independent() {
+  local name=$1 n=$2
+  shift 2
+  # shellcheck disable=SC2016 # expanded by the inner bash
+  timeout 120 mpirun -np "${n}" "${run}" --mps on --max-connections 2 -- bash -c 'for v in $(env | sed -n "s/^\(OMPI_[A-Z_]*\|PMIX_[A-Z_]*\)=.*/\1/p"); do unset "${v}"; done; exec "${@:2}" --summary "$1.${FUNNEL_LOCAL_RANK}.json"' \
+    bash "${out}/${name}" "${app}" --backend cuda --quiet "$@" >"${out}/${name}.log" 2>&1 || true
+  python3 -c "import json,glob,sys; print(max(json.load(open(f))['time_s'] for f in glob.glob(sys.argv[1] + '.*.json')))" "${out}/${name}" 2>/dev/null || echo FAIL
+}
+
 stage_measure() {
-  local one t r
-  one=$(stencil small-1 1 --n 768,96,96 --dtype float --steps 500 --dims 1,1,1)
+  local one t r off ind
+  local small=(--n 768,96,96 --dtype float --steps 500)
+  one=$(stencil small-1 1 "${small[@]}" --dims 1,1,1)
   record "768x96x96 float, 1 rank" "${one} s"
   for r in 2 4 8 16 32; do
-    t=$(stencil "small-${r}" "${r}" --n 768,96,96 --dtype float --steps 500 --dims "${r},1,1")
-    record "768x96x96 float, ${r} ranks" "${t} s = $(ratio "${one}" "${t}") of one rank"
+    t=$(stencil "small-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
+    off=$(FUNNEL_STENCIL_OVERLAP=off stencil "small-off-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
+    ind=$(independent "indep-${r}" "${r}" --n "$((768 / r)),96,96" --dtype float --steps 500)
+    record "768x96x96 float, ${r} ranks" "overlap $(ratio "${one}" "${t}"), none $(ratio "${one}" "${off}"), independent boxes $(ratio "${one}" "${ind}") of one rank (${t} / ${off} / ${ind} s)"
   done
   one=$(stencil big-1 1 --n 512,512,512 --dtype float --steps 200)
   t=$(stencil big-8 8 --n 512,512,512 --dtype float --steps 200)
-  record "512^3 float, 8 ranks" "${t} s = $(ratio "${one}" "${t}") of one rank (${one} s)"
-  # The same boxes without coupling: 8 independent one-rank runs of 512x256x128 at once, under
-  # one MPS daemon (each unsets the launcher's variables, so MPI starts it as a singleton).
-  # shellcheck disable=SC2016 # expanded by the inner bash
-  mpirun -np 8 "${run}" --mps on -- bash -c 'for v in $(env | sed -n "s/^\(OMPI_[A-Z_]*\|PMIX_[A-Z_]*\)=.*/\1/p"); do unset "${v}"; done; exec "${@:2}" --summary "$1.${FUNNEL_LOCAL_RANK}.json"' \
-    bash "${out}/indep" "${app}" --backend cuda --quiet --n 512,256,128 --dtype float --steps 200 \
-    >"${out}/indep.log" 2>&1 || true
-  t=$(python3 -c "import json,glob; print(max(json.load(open(f))['time_s'] for f in glob.glob('${out}/indep.*.json')))" 2>/dev/null || echo FAIL)
-  record "8 x 512x256x128 independent" "slowest ${t} s = $(ratio "${one}" "${t}") of one rank on 512^3"
+  off=$(FUNNEL_STENCIL_OVERLAP=off stencil big-off-8 8 --n 512,512,512 --dtype float --steps 200)
+  record "512^3 float, 8 ranks" "overlap $(ratio "${one}" "${t}"), none $(ratio "${one}" "${off}") of one rank (${one} s)"
   local jac=(--problem jacobi2d -nx 16384 -ny 16384 -niter 300 -nccheck 1)
   one=$(stencil jacobi-1 1 "${jac[@]}")
   t=$(stencil jacobi-8-ipc 8 "${jac[@]}" --halo ipc)
   local m
   m=$(stencil jacobi-8-mpi 8 "${jac[@]}" --halo mpi)
-  record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc ${t} s = $(ratio "${one}" "${t}"), mpi ${m} s = $(ratio "${one}" "${m}") of one rank (${one} s)"
+  record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc $(ratio "${one}" "${t}"), mpi $(ratio "${one}" "${m}") of one rank (${one} / ${t} / ${m} s)"
   pgrep -a nvidia-cuda-mps || true
 }
 
 stage_stall() {
-  local rc=0
-  FUNNEL_HALO_TIMEOUT=2 timeout 120 python3 tests/apps/resident_steps_test.py --app "${app}" --mpiexec mpirun \
-    stall -- 3 --backend cuda --n 64,64,96 --steps 10000000 --dims 1,1,3 >"${out}/stall.log" 2>&1 || rc=$?
-  cat "${out}/stall.log"
-  local after=0
-  "${app}" --backend cuda --n 64,64,64 --steps 20 --quiet >>"${out}/stall.log" 2>&1 || after=$?
-  record stall "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL); a job right after: exit ${after}"
+  local how kind rc
+  local args=(--backend cuda --n 64,64,96 --steps 10000000 --dims 1,1,3)
+  for how in mps plain; do
+    local pre=()
+    [[ ${how} == mps ]] && pre=("--preflags=${run} --mps on --")
+    for kind in stall kill; do
+      rc=0
+      FUNNEL_HALO_TIMEOUT=2 timeout 150 python3 tests/apps/resident_steps_test.py --app "${app}" \
+        --mpiexec mpirun "${pre[@]}" "${kind}" -- 3 "${args[@]}" >"${out}/${kind}-${how}.log" 2>&1 || rc=$?
+      record "${kind} one of 3 ranks (${how})" "$([[ ${rc} -eq 0 ]] && echo ok || echo "FAIL ${rc}"): $(grep -m1 -E 'job ended' "${out}/${kind}-${how}.log")"
+      [[ ${rc} -eq 0 ]] || tail -8 "${out}/${kind}-${how}.log"
+    done
+  done
+  sleep 2
+  record "MPS left after the stall runs" "$(pgrep -c -f nvidia-cuda-mps-control || true)"
 }
 
 stage_sanitize() {

@@ -12,12 +12,16 @@
   stall -- RANKS ARGS...      one rank is stopped (SIGSTOP) mid-run: its neighbours' halo
                               watchdog (FUNNEL_HALO_TIMEOUT=2) ends the job within seconds, with
                               a line naming the stopped rank; nothing is left running.
+  kill -- RANKS ARGS...       one rank is killed (SIGKILL) mid-run: the job ends within seconds
+                              with a non-zero status; nothing is left running, and a one-rank
+                              run of the same ARGS (10 steps) works right after it.
 Common options: --app PATH --mpiexec PATH --np-flag FLAG [--preflags ...]
 Exit status 0 when every check passed, 1 otherwise (77: skipped).
 """
 import argparse
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -94,7 +98,7 @@ def rank_pids(root):
     return pids
 
 
-def stall(ctx, rest):
+def stall(ctx, rest, sig=signal.SIGSTOP):
     ranks, args = int(rest[0]), rest[1:]
     env = dict(os.environ, FUNNEL_HALO_TIMEOUT="2")
     cmd = mpirun_cmd(ctx, ranks, args)
@@ -109,14 +113,22 @@ def stall(ctx, rest):
             if len(pids) == ranks:
                 time.sleep(1.0)  # into the steps
                 stopped = pids[1]
-                os.kill(stopped, signal.SIGSTOP)
+                os.kill(stopped, sig)
         if stopped is None:
             fail("the ranks did not start")
         started = time.time()
         try:
-            out, err = proc.communicate(timeout=60)
+            out, err = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
-            fail("the job did not end within 60 s of one rank being stopped")
+            hung = rank_pids(proc.pid).get(0)
+            where = ""
+            if hung and shutil.which(os.environ.get("FUNNEL_DEBUGGER", "cuda-gdb")):
+                where = subprocess.run(
+                    [os.environ.get("FUNNEL_DEBUGGER", "cuda-gdb"), "-p", str(hung), "-batch",
+                     "-ex", "thread apply all bt"], stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT, text=True, timeout=60, check=False).stdout
+            fail("the job did not end within 30 s of one rank being stopped; rank 0 is at:\n"
+                 + "\n".join(line for line in where.splitlines() if line.startswith("#"))[:6000])
         took = time.time() - started
     finally:
         for pid in descendants(proc.pid) + ([stopped] if stopped else []):
@@ -127,10 +139,25 @@ def stall(ctx, rest):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    print(f"job ended {took:.1f} s after rank 1 was stopped, exit status {proc.returncode}")
-    lines = [line for line in err.splitlines() if "stalled" in line]
+    print(f"job ended {took:.1f} s after rank 1 got {signal.Signals(sig).name}, "
+          f"exit status {proc.returncode}")
     if proc.returncode == 0:
         fail(f"exit status 0 although a rank was stopped\n{out}\n{err}")
+    left = [p for p in descendants(proc.pid)]
+    if sig == signal.SIGKILL:
+        if left:
+            fail(f"processes left after the job: {left}")
+        steps = args.index("--steps")
+        after = subprocess.run(mpirun_cmd(ctx, 1, args[:steps] + ["--steps", "10", "--quiet"]
+                                          + args[steps + 2:] + ["--dims", "1,1,1"]),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=TIMEOUT, cwd=ctx.workdir)
+        if after.returncode != 0:
+            fail(f"a run right after the killed job failed ({after.returncode}):\n{after.stderr}")
+        print("a one-rank run right after it: OK")
+        print("OK")
+        return
+    lines = [line for line in err.splitlines() if "stalled" in line]
     if not any("neighbour rank 1 " in line and "is stopped" in line for line in lines):
         fail(f"no line names the stopped rank 1:\n{err}")
     print(lines[0])
@@ -144,7 +171,7 @@ def main():
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
     parser.add_argument("--preflags", default="")
-    parser.add_argument("command", choices=["converge", "stall"])
+    parser.add_argument("command", choices=["converge", "stall", "kill"])
     parser.add_argument("rest", nargs=argparse.REMAINDER)
     ctx = parser.parse_args()
     ctx.preflags = ctx.preflags.split()
@@ -158,7 +185,10 @@ def main():
             sys.exit(77)
     with tempfile.TemporaryDirectory(prefix="funnel-resident-") as workdir:
         ctx.workdir = workdir
-        {"converge": converge, "stall": stall}[ctx.command](ctx, rest)
+        if ctx.command == "kill":
+            stall(ctx, rest, signal.SIGKILL)
+        else:
+            {"converge": converge, "stall": stall}[ctx.command](ctx, rest)
 
 
 if __name__ == "__main__":

@@ -154,8 +154,9 @@ TEST(StencilOptions, BadConfigLinesNameFileAndLine) {
 namespace {
 
 /// Counts how often each interior cell is covered by the inner box and the slabs.
-void expect_exact_tiling(const funnel::field_layout& layout) {
-  const auto regions = fs::split_for_overlap(layout, 1);
+void expect_exact_tiling(const funnel::field_layout& layout,
+                         const fs::exchanged_faces& exchanged = fs::all_faces) {
+  const auto regions = fs::split_for_overlap(layout, 1, exchanged);
   std::vector<int> hits(static_cast<std::size_t>(layout.allocated_cells()), 0);
   std::vector<funnel::box> all = regions.boundary;
   all.push_back(regions.inner);
@@ -172,12 +173,13 @@ void expect_exact_tiling(const funnel::field_layout& layout) {
                             j < interior.hi[1] && k >= interior.lo[2] && k < interior.hi[2];
         ASSERT_EQ(hits[layout.index(i, j, k)], inside ? 1 : 0) << i << "," << j << "," << k;
       }
-  // The inner box needs no ghost: it keeps one cell off every face with ghosts.
+  // The inner box needs no exchanged ghost: it keeps one cell off every exchanged face with
+  // ghosts, and reaches the faces that are not exchanged.
   if (!regions.inner.empty()) {
     for (int a = 0; a < 3; ++a) {
       if (layout.halo_along(a) == 0) continue;
-      EXPECT_GE(regions.inner.lo[a], interior.lo[a] + 1);
-      EXPECT_LE(regions.inner.hi[a], interior.hi[a] - 1);
+      EXPECT_EQ(regions.inner.lo[a], interior.lo[a] + (exchanged[a][0] ? 1 : 0));
+      EXPECT_EQ(regions.inner.hi[a], interior.hi[a] - (exchanged[a][1] ? 1 : 0));
     }
   }
 }
@@ -196,6 +198,26 @@ TEST(StencilRegions, InnerAndBoundaryTileTheInterior) {
   jacobi.interior = {9, 5, 1};
   expect_exact_tiling(jacobi);
   EXPECT_EQ(fs::split_for_overlap(jacobi, 1).boundary.size(), 4U);
+}
+
+TEST(StencilRegions, OnlyExchangedFacesGetBoundarySlabs) {
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> extent(1, 7);
+  std::bernoulli_distribution coin(0.5);
+  for (int trial = 0; trial < 100; ++trial) {
+    funnel::field_layout layout;
+    layout.interior = {extent(random), extent(random), trial % 5 == 0 ? 1 : extent(random)};
+    fs::exchanged_faces exchanged{};
+    for (auto& axis : exchanged) axis = {coin(random), coin(random)};
+    expect_exact_tiling(layout, exchanged);
+  }
+  // A rank of an x split: only its two x faces wait for the exchange.
+  funnel::field_layout box;
+  box.interior = {6, 6, 6};
+  const fs::exchanged_faces x_only{{{true, true}, {false, false}, {false, false}}};
+  const auto regions = fs::split_for_overlap(box, 1, x_only);
+  EXPECT_EQ(regions.boundary.size(), 2U);
+  EXPECT_EQ(regions.inner.extents(), (funnel::index3{4, 6, 6}));
 }
 
 TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {

@@ -379,7 +379,9 @@ TEST(HaloExchangeStall, NeighbourThatStopsIsNamed) {
     if (rank == 1) {
       EXPECT_EQ(stalled, "");
     }
-    exchange.wait(stream);  // rank 1 caught up: the stream's waits are satisfied now
+    // Rank 1 has caught up once every rank is here: the streams' waits are satisfied now.
+    MPI_Barrier(MPI_COMM_WORLD);
+    exchange.wait(stream);
     exchange.close();
   }
   pool.deallocate(stream, a, bytes);
