@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
 # shellcheck disable=SC2054 # grid sizes are comma lists
+# Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
 # halo path, jacobi2d's late norm, the stall watchdog. Stages (comma list, default all):
 #   build     configure + build the targets the stages need (build-gpu; CUDA arch 90)
 #   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
@@ -18,7 +18,7 @@
 # Usage: scripts/gpu/resident-steps.sh [STAGES] ; logs and JSON under $OUT, a table last.
 set -euo pipefail
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; }
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
