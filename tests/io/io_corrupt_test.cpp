@@ -816,6 +816,13 @@ TEST_P(SharedDirectory, AnotherUsersDirectoryIsRefused) {
   expect_refused(dir, {"'" + dir + "'", "belongs to uid " + std::to_string(other_uid)});
 }
 
+TEST_P(SharedDirectory, GroupWritableDirectoryIsRefused) {
+  // Group-writable is fine for the owner's private group only; gid 4242 is nobody's.
+  const std::string dir = make("group", fs::perms::owner_all | fs::perms::group_all);
+  on_rank0([&] { ASSERT_EQ(::chown(dir.c_str(), ::geteuid(), other_uid), 0); });
+  expect_refused(dir, {"'" + dir + "'", "mode 0770", "may be written by other users"});
+}
+
 TEST_P(SharedDirectory, InsideADirectoryOthersMayWriteIsRefused) {
   const std::string parent = make("open", fs::perms::all);
   expect_refused(parent + "/ckpt", {"lies in '" + parent + "'", "not sticky"});

@@ -72,12 +72,6 @@ std::optional<std::int64_t> parse_checkpoint_name(const std::string& name) {
   return static_cast<std::int64_t>(std::stoll(digits));
 }
 
-bool is_shared_directory(const std::string& dir) {
-  struct stat st {};
-  FUNNEL_SYSTEM_CHECK(::stat(dir.c_str(), &st) != 0, "stat", dir);
-  return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
-}
-
 std::vector<std::pair<std::int64_t, std::string>> list_checkpoints(const std::string& dir) {
   const bool shared = is_shared_directory(dir);
   std::vector<std::pair<std::int64_t, std::string>> found;

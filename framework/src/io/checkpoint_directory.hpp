@@ -27,8 +27,6 @@ inline constexpr std::size_t max_latest_bytes = 256;
 std::string checkpoint_name(std::int64_t step);
 /// @brief The step of a name "ckpt-<digits>", nullopt for any other name.
 std::optional<std::int64_t> parse_checkpoint_name(const std::string& name);
-/// @brief True when other users may write `dir` (then only this user's entries are used).
-bool is_shared_directory(const std::string& dir);
 /// @brief Complete checkpoints of `dir` as (step, name), ascending by step; in a shared
 /// directory only this user's.
 std::vector<std::pair<std::int64_t, std::string>> list_checkpoints(const std::string& dir);

@@ -201,6 +201,14 @@ std::uint64_t metadata_checksum(const checkpoint_header& h) {
   return d.value();
 }
 
+bool printable(const std::string& text, std::size_t max_length) {
+  if (text.size() > max_length) return false;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) return false;
+  }
+  return true;
+}
+
 bool valid_run_id(const std::string& id) {
   if (id.empty() || id.size() > max_run_id_length) return false;
   for (char c : id) {

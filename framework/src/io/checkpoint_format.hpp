@@ -43,6 +43,12 @@ struct checkpoint_header {
 /// changed, missing or moved byte of any of them changes the result.
 std::uint64_t metadata_checksum(const checkpoint_header& h);
 
+/// Longest problem name accepted.
+inline constexpr std::size_t max_problem_length = 256;
+
+/// True for at most `max_length` characters, none of them a control character.
+bool printable(const std::string& text, std::size_t max_length);
+
 /// True for a run id of 1..max_run_id_length letters, digits, '-', '_' and '.'.
 bool valid_run_id(const std::string& id);
 

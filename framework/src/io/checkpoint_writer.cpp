@@ -48,19 +48,12 @@ std::vector<std::int64_t> pack(const std::vector<box>& boxes) {
   return packed;
 }
 
-bool printable(const std::string& text) {
-  for (unsigned char c : text) {
-    if (c < 0x20 || c == 0x7f) return false;
-  }
-  return true;
-}
-
 // The run id stored in a complete checkpoint; "" when it has none or cannot be read (another
 // format, damage): such a checkpoint is nobody's series.
 std::string stored_run_id(const std::string& checkpoint_dir) {
   try {
     const std::string path = detail::join(checkpoint_dir, detail::checkpoint_file_name);
-    detail::require_regular_file(path, "checkpoint file", false);
+    detail::verify_file_sum(path);  // HDF5 must not meet a damaged file
     detail::h5_guard guard;
     detail::h5_id fapl = detail::file_access();
     detail::h5_id file(detail::h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path));
@@ -119,10 +112,11 @@ checkpoint_writer::checkpoint_writer(MPI_Comm comm, checkpoint_options options)
   FUNNEL_EXPECTS(options.keep_last >= 1,
                  "keep_last = " + std::to_string(options.keep_last) + " must be at least 1");
   FUNNEL_EXPECTS(options.run_id.empty() || detail::valid_run_id(options.run_id),
-                 "run id '" + options.run_id.substr(0, 80) +
+                 "run id '" + detail::excerpt(options.run_id) +
                      "' must be 1 to 64 letters, digits, '-', '_' or '.'");
-  FUNNEL_EXPECTS(options.problem.size() <= 256 && printable(options.problem),
-                 "the problem name must be at most 256 characters without control characters");
+  FUNNEL_EXPECTS(detail::printable(options.problem, detail::max_problem_length),
+                 "the problem name must be at most " + std::to_string(detail::max_problem_length) +
+                     " characters without control characters");
   impl_->mode = resolve(options.mode);
   impl_->options = std::move(options);
   impl_->comm = detail::duplicate(comm);

@@ -1,11 +1,14 @@
 #include "file_system.hpp"
 
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <system_error>
 #include <utility>
@@ -28,7 +31,30 @@ std::string octal_mode(mode_t mode) {
   return text;
 }
 
-bool others_may_write(const struct stat& st) { return (st.st_mode & (S_IWGRP | S_IWOTH)) != 0; }
+// A group of the owner alone: named after the owner, its primary group, no other members (the
+// "user private group" many Linux distributions give each user, with umask 002).
+bool private_group(uid_t owner, gid_t group) {
+  struct passwd pw {};
+  struct group gr {};
+  struct passwd* user = nullptr;
+  struct group* found = nullptr;
+  std::vector<char> buffer(1 << 16);
+  if (::getpwuid_r(owner, &pw, buffer.data(), buffer.size() / 2, &user) != 0 || user == nullptr ||
+      ::getgrgid_r(group, &gr, buffer.data() + buffer.size() / 2, buffer.size() / 2, &found) != 0 ||
+      found == nullptr || user->pw_gid != group ||
+      std::strcmp(found->gr_name, user->pw_name) != 0) {
+    return false;
+  }
+  for (char** member = found->gr_mem; *member != nullptr; ++member) {
+    if (std::strcmp(*member, user->pw_name) != 0) return false;
+  }
+  return true;
+}
+
+bool others_may_write(const struct stat& st) {
+  if ((st.st_mode & S_IWOTH) != 0) return true;
+  return (st.st_mode & S_IWGRP) != 0 && !private_group(st.st_uid, st.st_gid);
+}
 
 // The file system cannot allocate without writing: the reservation is skipped, not emulated.
 bool cannot_allocate(int errnum) {
@@ -245,7 +271,13 @@ void allocate_space(const std::string& path, std::uint64_t bytes) {
   if (errnum != 0 && !cannot_allocate(errnum)) no_space(errnum, bytes, path);
 }
 
-bool check_checkpoint_directory(const std::string& path) {
+bool is_shared_directory(const std::string& path) {
+  struct stat st {};
+  FUNNEL_SYSTEM_CHECK(::stat(path.c_str(), &st) != 0, "stat", path);
+  return others_may_write(st);
+}
+
+void check_checkpoint_directory(const std::string& path) {
   std::string dir = path;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const std::string parent = parent_path(dir);
@@ -281,7 +313,6 @@ bool check_checkpoint_directory(const std::string& path) {
                 ") may be written by other users, who could plant files and links in it: make "
                 "it private (chmod go-w) or use a directory only you can write");
   }
-  return others_may_write(st);
 }
 
 }  // namespace funnel::io::detail

@@ -100,18 +100,21 @@ space_reservation reserve_space(const std::string& path, std::uint64_t bytes);
 /// file system cannot; throws funnel::system_error when the space is not there.
 void allocate_space(const std::string& path, std::uint64_t bytes);
 
+/// @brief True when users other than the owner may write `path` (write permission for others,
+/// or for a group that is not the owner's private group).
+bool is_shared_directory(const std::string& path);
+
 /**
- * @brief Checks that a directory only this user can change is safe to write checkpoints into.
+ * @brief Checks that a directory is safe to write checkpoints into.
  *
  * Refused, with one line naming the directory, its owner and mode: a directory of another user;
- * one other users may write (group or others write permission) unless it is sticky (they cannot
- * then rename or remove this user's entries, and what this run creates in it is private); a
- * symbolic link inside a directory others may write.
+ * one other users may write (see is_shared_directory) unless it is sticky (they cannot then
+ * rename or remove this user's entries, and what this run creates in it is private); one inside
+ * a directory others may write that is not sticky (they could replace it); a symbolic link inside
+ * a directory others may write.
  * @param path an existing directory
- * @return true when the directory is shared (writable by others, sticky): what the run creates in
- * it must then be private to the user
  * @throw funnel::error when refused; funnel::system_error when it cannot be examined
  */
-bool check_checkpoint_directory(const std::string& path);
+void check_checkpoint_directory(const std::string& path);
 
 }  // namespace funnel::io::detail
