@@ -14,6 +14,7 @@
 #include "funnel/io/atomic_file.hpp"
 #include "funnel/io/checkpoint_reader.hpp"
 #include "funnel/io/checkpoint_writer.hpp"
+#include "funnel/io/regular_file.hpp"
 #include "funnel/io/termination_request.hpp"
 #include "io_mpi_support.hpp"
 #include "io_test_support.hpp"
@@ -45,10 +46,11 @@ void expect_bitwise_equal(const std::vector<T>& got, const std::vector<T>& want)
 }
 
 // Writes a checkpoint of fields u (double) and v (float) with the ranks of `writers` (those
-// not in it pass MPI_COMM_NULL and do nothing).
+// not in it pass MPI_COMM_NULL and do nothing), continuing the series `run_id` (empty: a new
+// run, which needs an empty directory).
 void write_checkpoint(MPI_Comm writers, const std::string& dir, file_mode mode,
                       const index3& global, const index3& procs, std::int64_t seed,
-                      std::int64_t step) {
+                      std::int64_t step, const std::string& run_id = {}) {
   if (writers == MPI_COMM_NULL) return;
   int rank = 0;
   MPI_Comm_rank(writers, &rank);
@@ -58,6 +60,7 @@ void write_checkpoint(MPI_Comm writers, const std::string& dir, file_mode mode,
   opt.configuration = R"({"seed": )" + std::to_string(seed) + "}";
   opt.spacing = {0.5, 0.25, 0.125};
   opt.mode = mode;
+  opt.run_id = run_id;
   checkpoint_writer writer(writers, opt);
   const grid_block block = make_block(global, procs, rank, 1);
   const auto u = make_field<double>(block, seed, step, poison_double);
@@ -135,7 +138,8 @@ TEST_P(Checkpoint, KeepsLastKAndLatestNamesNewest) {
   const std::int64_t seed = shared_seed(MPI_COMM_WORLD);
   const index3 global{12, 10, 8};
   for (std::int64_t step : {10, 20, 30, 40}) {
-    write_checkpoint(MPI_COMM_WORLD, dir.path(), GetParam(), global, {1, 1, 3}, seed, step);
+    write_checkpoint(MPI_COMM_WORLD, dir.path(), GetParam(), global, {1, 1, 3}, seed, step,
+                     "keep-test");
   }
   MPI_Barrier(MPI_COMM_WORLD);
   std::vector<std::string> names;
@@ -144,11 +148,12 @@ TEST_P(Checkpoint, KeepsLastKAndLatestNamesNewest) {
   }
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"ckpt-00000030", "ckpt-00000040", "latest"}));
-  EXPECT_EQ(read_file(dir.path() + "/latest"), "ckpt-00000040\n");
+  EXPECT_EQ(funnel::io::read_regular_file(dir.path() + "/latest", 4096), "ckpt-00000040\n");
   EXPECT_EQ(checkpoint_reader::latest(dir.path()).value(), dir.path() + "/ckpt-00000040");
   expect_restart_equal(dir.path(), global, {3, 1, 1}, 1, seed, 40);
   // The same step written again (a restarted run) replaces the old checkpoint.
-  write_checkpoint(MPI_COMM_WORLD, dir.path(), GetParam(), global, {3, 1, 1}, seed + 5, 40);
+  write_checkpoint(MPI_COMM_WORLD, dir.path(), GetParam(), global, {3, 1, 1}, seed + 5, 40,
+                   checkpoint_reader(MPI_COMM_WORLD, dir.path()).run_id());
   expect_restart_equal(dir.path(), global, {1, 1, 3}, 1, seed + 5, 40);
   // A specific older checkpoint can still be named directly.
   checkpoint_reader older(MPI_COMM_WORLD, dir.path() + "/ckpt-00000030");

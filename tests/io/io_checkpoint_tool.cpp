@@ -1,7 +1,11 @@
 // The MPI program kill_checkpoint_writers.py drives.
 //
-//   io_checkpoint_tool write  DIR MODE SEED  writes checkpoints of steps latest+1, latest+2, ...
-//                                            until killed; prints "ready" and "wrote <step>"
+//   io_checkpoint_tool write  DIR MODE SEED [N]  writes checkpoints of steps latest+1, latest+2,
+//                                            ... (continuing the series of DIR) until killed, N
+//                                            are written, or a write fails (exit 1); prints
+//                                            "ready" and "wrote <step>"
+//   io_checkpoint_tool snapshots DIR MODE SEED [N]  the same with snapshots (series "s", steps
+//                                            1, 2, ...) instead of checkpoints
 //   io_checkpoint_tool signal DIR MODE SEED  steps (10 ms each) until SIGTERM/SIGUSR1 reaches any
 //                                            rank, then checkpoints that step on all ranks and
 //                                            exits with termination_request::requeue_exit_code
@@ -21,6 +25,7 @@
 
 #include "funnel/io/checkpoint_reader.hpp"
 #include "funnel/io/checkpoint_writer.hpp"
+#include "funnel/io/snapshot_writer.hpp"
 #include "funnel/io/termination_request.hpp"
 #include "io_test_support.hpp"
 
@@ -35,15 +40,20 @@ const index3 global{40, 36, 30};
 
 index3 procs_for(int size) { return {1, size, 1}; }
 
-int run_writer(const std::string& dir, file_mode mode, std::int64_t seed, int rank, int size) {
+int run_writer(const std::string& dir, file_mode mode, std::int64_t seed, int rank, int size,
+               int count) {
+  checkpoint_options opt;
   std::int64_t step = 0;
   {
     int found = 0;
     if (rank == 0) found = checkpoint_reader::latest(dir) ? 1 : 0;
     MPI_Bcast(&found, 1, MPI_INT, 0, MPI_COMM_WORLD);
-    if (found) step = checkpoint_reader(MPI_COMM_WORLD, dir).step();
+    if (found) {
+      const checkpoint_reader reader(MPI_COMM_WORLD, dir);
+      step = reader.step();
+      opt.run_id = reader.run_id();  // continue the series in its directory
+    }
   }
-  checkpoint_options opt;
   opt.directory = dir;
   opt.keep_last = 2;
   opt.problem = "kill-test";
@@ -51,12 +61,30 @@ int run_writer(const std::string& dir, file_mode mode, std::int64_t seed, int ra
   checkpoint_writer writer(MPI_COMM_WORLD, opt);
   if (rank == 0) std::printf("ready\n"), std::fflush(stdout);
   const grid_block block = make_block(global, procs_for(size), rank, 1);
-  for (int i = 0; i < 100000; ++i) {
+  for (int i = 0; i < count; ++i) {
     ++step;
     const auto u = make_field<double>(block, seed, step, 0.0);
     const auto v = make_field<float>(block, seed + 1, step, 0.0F);
     writer.write(step, static_cast<double>(step), block,
                  {field_view::of("u", u.data()), field_view::of("v", v.data())});
+    if (rank == 0) std::printf("wrote %lld\n", static_cast<long long>(step)), std::fflush(stdout);
+  }
+  return 0;
+}
+
+int run_snapshots(const std::string& dir, file_mode mode, std::int64_t seed, int rank, int size,
+                  int count) {
+  snapshot_options opt;
+  opt.directory = dir;
+  opt.series = "s";
+  opt.problem = "kill-test";
+  opt.mode = mode;
+  snapshot_writer writer(MPI_COMM_WORLD, opt);
+  if (rank == 0) std::printf("ready\n"), std::fflush(stdout);
+  const grid_block block = make_block(global, procs_for(size), rank, 1);
+  for (std::int64_t step = 1; step <= count; ++step) {
+    const auto u = make_field<double>(block, seed, step, 0.0);
+    writer.write(step, static_cast<double>(step), block, {field_view::of("u", u.data())});
     if (rank == 0) std::printf("wrote %lld\n", static_cast<long long>(step)), std::fflush(stdout);
   }
   return 0;
@@ -124,13 +152,19 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   int status = 1;
   try {
-    if (argc != 5) throw std::runtime_error("usage: io_checkpoint_tool write|verify DIR MODE SEED");
+    if (argc != 5 && argc != 6) {
+      throw std::runtime_error(
+          "usage: io_checkpoint_tool write|snapshots|signal|verify DIR MODE SEED [N]");
+    }
     const std::string command = argv[1];
     const file_mode mode =
         std::string(argv[3]) == "shared" ? file_mode::shared_file : file_mode::file_per_rank;
     const std::int64_t seed = std::stoll(argv[4]);
+    const int count = argc == 6 ? std::stoi(argv[5]) : 100000;
     if (command == "write") {
-      status = run_writer(argv[2], mode, seed, rank, size);
+      status = run_writer(argv[2], mode, seed, rank, size, count);
+    } else if (command == "snapshots") {
+      status = run_snapshots(argv[2], mode, seed, rank, size, count);
     } else if (command == "signal") {
       status = run_until_signal(argv[2], mode, seed, rank, size);
     } else {

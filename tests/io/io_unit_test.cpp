@@ -13,6 +13,7 @@
 #include "funnel/error.hpp"
 #include "funnel/io/atomic_file.hpp"
 #include "funnel/io/directory_lock.hpp"
+#include "funnel/io/regular_file.hpp"
 #include "funnel/io/termination_request.hpp"
 
 namespace fs = std::filesystem;
@@ -56,11 +57,11 @@ TEST(AtomicFile, ReplacesContentsAndLeavesNoTemporary) {
   const std::string path = dir + "/marker";
   const std::string first = "first " + std::to_string(std::random_device{}());
   funnel::io::write_file_atomically(path, first);
-  EXPECT_EQ(funnel::io::read_file(path), first);
+  EXPECT_EQ(funnel::io::read_regular_file(path, 4096), first);
   funnel::io::write_file_atomically(path, "second");
-  EXPECT_EQ(funnel::io::read_file(path), "second");
+  EXPECT_EQ(funnel::io::read_regular_file(path, 4096), "second");
   EXPECT_FALSE(fs::exists(path + ".tmp"));
-  EXPECT_THROW(funnel::io::read_file(dir + "/missing"), funnel::system_error);
+  EXPECT_THROW(funnel::io::read_regular_file(dir + "/missing", 4096), funnel::system_error);
   EXPECT_THROW(funnel::io::sync_directory(dir + "/missing"), funnel::system_error);
   fs::remove_all(dir);
 }
@@ -69,7 +70,7 @@ TEST(DirectoryLock, WritesOwnerAndReleases) {
   const std::string dir = fresh_directory("lock");
   {
     directory_lock lock(dir);
-    const std::string contents = funnel::io::read_file(lock.path());
+    const std::string contents = funnel::io::read_regular_file(lock.path(), 4096);
     EXPECT_NE(contents.find("host=" + hostname()), std::string::npos) << contents;
     EXPECT_NE(contents.find("pid=" + std::to_string(::getpid())), std::string::npos) << contents;
     EXPECT_FALSE(lock.took_over_stale_lock());
@@ -102,8 +103,9 @@ TEST(DirectoryLock, StaleLockOfDeadProcessIsTakenOver) {
   write_lock(dir, hostname(), dead);
   directory_lock lock(dir);
   EXPECT_TRUE(lock.took_over_stale_lock());
-  EXPECT_NE(funnel::io::read_file(lock.path()).find("pid=" + std::to_string(::getpid())),
-            std::string::npos);
+  EXPECT_NE(
+      funnel::io::read_regular_file(lock.path(), 4096).find("pid=" + std::to_string(::getpid())),
+      std::string::npos);
   fs::remove_all(dir);
 }
 

@@ -15,24 +15,15 @@
 namespace funnel::io::detail {
 namespace {
 
-bool valid_name(const std::string& name) {
-  if (name.empty() || name == "funnel") return false;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 void check_fields(const grid_block& block, const std::vector<field_view>& fields) {
   validate(block);
   FUNNEL_EXPECTS(!fields.empty(), "at least one field is needed");
   std::set<std::string> seen;
   for (const auto& f : fields) {
-    FUNNEL_EXPECTS(valid_name(f.name), "field name '" + f.name +
-                                           "' is not allowed: use letters, digits, '_' and '-' "
-                                           "(and not 'funnel')");
+    FUNNEL_EXPECTS(valid_field_name(f.name),
+                   "field name '" + f.name +
+                       "' is not allowed: use letters, digits, '_' and '-' "
+                       "(and not 'funnel')");
     FUNNEL_EXPECTS(seen.insert(f.name).second, "field '" + f.name + "' is given twice");
     FUNNEL_EXPECTS(block.local_box.empty() || f.data != nullptr,
                    "field '" + f.name + "' has no data (nullptr)");
@@ -46,12 +37,6 @@ std::string signature(const grid_block& block, const std::vector<field_view>& fi
                   std::to_string(block.global_cells[2]) + " fields";
   for (const auto& f : fields) s += " " + f.name + ":" + to_string(f.type);
   return s;
-}
-
-std::string rank_file_name(int rank) {
-  char name[32];
-  std::snprintf(name, sizeof name, "rank-%05d.h5", rank);
-  return name;
 }
 
 std::vector<hsize_t> block_dims(const box& b, const index3& global_cells) {
@@ -69,15 +54,19 @@ h5_id plain_dataset_properties() {
   return dcpl;
 }
 
-void write_field(hid_t file, const field_view& field, const grid_block& block,
-                 const std::vector<hsize_t>& dims, const box& file_box, hid_t dxpl,
-                 const std::string& path) {
-  const std::string what = "'" + path + "' dataset '" + field.name + "'";
+h5_id create_dataset(hid_t file, const field_view& field, const std::vector<hsize_t>& dims,
+                     const std::string& path) {
   h5_id fspace = simple_space(dims);
   h5_id dcpl = plain_dataset_properties();
-  h5_id dset(h5_check(H5Dcreate2(file, field.name.c_str(), file_type(field.type), fspace.get(),
-                                 H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
-                      "creating " + what));
+  return h5_id(h5_check(H5Dcreate2(file, field.name.c_str(), file_type(field.type), fspace.get(),
+                                   H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                        "creating '" + path + "' dataset '" + field.name + "'"));
+}
+
+void write_dataset(hid_t dset, const field_view& field, const grid_block& block,
+                   const box& file_box, hid_t dxpl, const std::string& path) {
+  const std::string what = "writing '" + path + "' dataset '" + field.name + "'";
+  h5_id fspace(h5_check(H5Dget_space(dset), what));
   const bool empty = block.local_box.empty();
   if (empty) {
     h5_check(H5Sselect_none(fspace.get()), what);
@@ -85,31 +74,80 @@ void write_field(hid_t file, const field_view& field, const grid_block& block,
     select_box(fspace.get(), file_box, block.global_cells);
   }
   h5_id mspace = memory_space(block.layout, block.global_cells, empty);
-  h5_check(
-      H5Dwrite(dset.get(), memory_type(field.type), mspace.get(), fspace.get(), dxpl, field.data),
-      "writing " + what);
-  dset.close("closing " + what);
+  h5_check(H5Dwrite(dset, memory_type(field.type), mspace.get(), fspace.get(), dxpl, field.data),
+           what);
 }
 
 #if FUNNEL_HAS_PARALLEL_HDF5
+// Bytes a shared file of these fields needs at most: the data plus room for the metadata.
+std::uint64_t shared_file_bound(const grid_block& block, const std::vector<field_view>& fields,
+                                std::size_t writers) {
+  constexpr std::uint64_t metadata_room = std::uint64_t{256} << 10;
+  std::uint64_t bytes = metadata_room + 64 * writers * (fields.size() + 1);
+  const auto cells = static_cast<std::uint64_t>(block.global_cells[0]) *
+                     static_cast<std::uint64_t>(block.global_cells[1]) *
+                     static_cast<std::uint64_t>(block.global_cells[2]);
+  for (const auto& f : fields) bytes += cells * size_of(f.type);
+  return bytes;
+}
+
+// A shared file is written by every rank through collective HDF5 calls, and an I/O error that
+// reaches some ranks only (a full file system: OpenMPI's OMPIO reports it as a short write on the
+// ranks whose part failed) makes HDF5 skip collective steps on those ranks inside H5Dwrite or
+// H5Fclose, where the others then wait forever. So the file's space is made certain before HDF5
+// writes anything: rank 0 reserves the bytes in a placeholder file (a clean error on every rank
+// when they are not there), and once the datasets are laid out, hands them over to the HDF5 file
+// (fallocate: no data is written). Every step is agreed on before the next, and the file is closed
+// by all ranks together, never by a destructor. File systems without fallocate get no reservation.
 void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
-                  const std::vector<field_view>& fields, const file_decorator& decorate) {
+                  const std::vector<field_view>& fields, const std::vector<box>& boxes,
+                  const file_decorator& decorate) {
+  const std::string placeholder = spec.main_path + space_placeholder_suffix;
+  const std::uint64_t bound = shared_file_bound(block, fields, boxes.size());
+  space_reservation reserved;
+  on_root(comm, [&] { reserved = reserve_space(placeholder, bound); });
+  const h5_guard guard;
+  h5_id dxpl;
+  h5_id file;
   on_all(comm, [&] {
-    h5_guard guard;
+    dxpl = h5_id(h5_check(H5Pcreate(H5P_DATASET_XFER), "transfer properties"));
+    h5_check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "collective transfer");
     h5_id mpio(h5_check(H5Pcreate(H5P_FILE_ACCESS), "file access properties"));
     h5_check(H5Pset_fapl_mpio(mpio.get(), comm, MPI_INFO_NULL), "MPI-IO driver");
     h5_id fapl = file_access(mpio.get());
-    h5_id file(h5_check(H5Fcreate(spec.main_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
-                        "creating '" + spec.main_path + "'"));
-    h5_id dxpl(h5_check(H5Pcreate(H5P_DATASET_XFER), "transfer properties"));
-    h5_check(H5Pset_dxpl_mpio(dxpl.get(), H5FD_MPIO_COLLECTIVE), "collective transfer");
+    file = h5_id(h5_check(H5Fcreate(spec.main_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+                          "creating '" + spec.main_path + "'"));
+  });
+  std::vector<h5_id> datasets;
+  std::exception_ptr failure = capture([&] {
     for (const auto& field : fields) {
-      write_field(file.get(), field, block, file_dims(block.global_cells), block.local_box,
-                  dxpl.get(), spec.main_path);
+      datasets.push_back(
+          create_dataset(file.get(), field, file_dims(block.global_cells), spec.main_path));
     }
     decorate(file.get());
+  });
+  bool ok = none_failed(comm, failure);
+  if (ok) {
+    failure = capture([&] {
+      if (rank_of(comm) != 0) return;
+      reserved.release();
+      allocate_space(spec.main_path, bound);  // HDF5 trims the file to its end when it closes it
+    });
+    ok = none_failed(comm, failure);
+  }
+  for (std::size_t f = 0; ok && f < fields.size(); ++f) {
+    failure = capture([&] {
+      write_dataset(datasets[f].get(), fields[f], block, block.local_box, dxpl.get(),
+                    spec.main_path);
+    });
+    ok = none_failed(comm, failure);
+  }
+  // All ranks are here together, whatever happened: close together.
+  const std::exception_ptr closing = capture([&] {
+    for (auto& d : datasets) d.close("closing a dataset of '" + spec.main_path + "'");
     file.close("closing '" + spec.main_path + "'");
   });
+  agree(comm, failure ? failure : closing);
   // One fsync of the shared file after every rank's data reached it (MPI_File_close does not
   // promise stable storage).
   if (spec.sync) on_root(comm, [&] { sync_file(spec.main_path); });
@@ -117,6 +155,30 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
 #endif
 
 }  // namespace
+
+bool valid_field_name(const std::string& name) {
+  if (name.empty() || name == "funnel") return false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string rank_file_name(int rank) {
+  char name[32];
+  std::snprintf(name, sizeof name, "rank-%05d.h5", rank);
+  return name;
+}
+
+std::string dtype_summary(const std::vector<field_view>& fields) {
+  std::string type = to_string(fields.front().type);
+  for (const auto& f : fields) {
+    if (to_string(f.type) != type) type = "mixed";
+  }
+  return type;
+}
 
 void write_rank_file(const array_file_spec& spec, int rank, const grid_block& block,
                      const std::vector<field_view>& fields) {
@@ -128,8 +190,10 @@ void write_rank_file(const array_file_spec& spec, int rank, const grid_block& bl
                       "creating '" + path + "'"));
   const std::vector<hsize_t> dims = block_dims(block.local_box, block.global_cells);
   for (const auto& field : fields) {
-    write_field(file.get(), field, block, dims, box{{0, 0, 0}, block.local_box.extents()},
-                H5P_DEFAULT, path);
+    h5_id dset = create_dataset(file.get(), field, dims, path);
+    write_dataset(dset.get(), field, block, box{{0, 0, 0}, block.local_box.extents()}, H5P_DEFAULT,
+                  path);
+    dset.close("closing '" + path + "' dataset '" + field.name + "'");
   }
   file.close("closing '" + path + "'");
   if (spec.sync) sync_file(path);
@@ -221,7 +285,7 @@ void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_blo
                       const file_decorator& decorate) {
   if (spec.mode == file_mode::shared_file) {
 #if FUNNEL_HAS_PARALLEL_HDF5
-    write_shared(comm, spec, block, fields, decorate);
+    write_shared(comm, spec, block, fields, boxes, decorate);
     return;
 #else
     throw unsupported("shared_file mode needs parallel HDF5");
@@ -236,11 +300,7 @@ void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_blo
 void write_common_attributes(hid_t file, const array_metadata& meta, const index3& global_cells,
                              const std::vector<field_view>& fields) {
   std::vector<std::string> names;
-  std::string type = to_string(fields.front().type);
-  for (const auto& f : fields) {
-    names.push_back(f.name);
-    if (to_string(f.type) != type) type = "mixed";
-  }
+  for (const auto& f : fields) names.push_back(f.name);
   write_attribute(file, "step", meta.step);
   write_attribute(file, "time", meta.time);
   write_attribute(file, "problem", meta.problem);
@@ -249,7 +309,7 @@ void write_common_attributes(hid_t file, const array_metadata& meta, const index
   write_attribute(file, "global_cells",
                   std::vector<std::int64_t>(global_cells.begin(), global_cells.end()));
   write_attribute(file, "fields", join_names(names));
-  write_attribute(file, "dtype", type);
+  write_attribute(file, "dtype", dtype_summary(fields));
   write_attribute(file, "funnel_version", std::string(FUNNEL_VERSION));
 }
 

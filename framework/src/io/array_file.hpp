@@ -64,10 +64,23 @@ void write_virtual_main(const array_file_spec& spec, const grid_block& block,
                         const std::vector<field_view>& fields, const std::vector<box>& boxes,
                         const file_decorator& decorate);
 
+/// Suffix of the placeholder that holds a shared file's space until HDF5 writes it (a writer
+/// killed meanwhile leaves it behind: `<main file><suffix>`).
+inline constexpr const char* space_placeholder_suffix = ".space";
+
 /// Collective: writes the fields' global datasets; throws the same error on every rank.
 void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
                       const std::vector<field_view>& fields, const std::vector<box>& boxes,
                       const file_decorator& decorate);
+
+/// True for a field name funnel writes: letters, digits, '_' and '-', not "funnel".
+bool valid_field_name(const std::string& name);
+
+/// The file name of rank `rank`'s block file in file_per_rank mode: "rank-<5+ digits>.h5".
+std::string rank_file_name(int rank);
+
+/// The fields' common dtype name, or "mixed" (the `dtype` attribute).
+std::string dtype_summary(const std::vector<field_view>& fields);
 
 /// Writes the attributes of array_metadata plus global_cells, fields, dtype, funnel_version.
 void write_common_attributes(hid_t file, const array_metadata& meta, const index3& global_cells,

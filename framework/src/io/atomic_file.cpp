@@ -6,31 +6,28 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "file_system.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::io {
 namespace {
 
-std::string parent_of(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
+// Links are not followed: in a directory others may write, a planted link must not redirect
+// the fsync (or anything else) to a file elsewhere.
+void sync_path(const std::string& path, int flags) {
+  const detail::unique_fd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", path);
+  FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", path);
 }
 
-// Closes on scope exit; close errors after a successful fsync carry no information we need.
-struct fd_closer {
-  int fd;
-  ~fd_closer() {
-    if (fd >= 0) ::close(fd);
+void write_all(int fd, const std::string& contents, const std::string& path) {
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    FUNNEL_SYSTEM_CHECK(n < 0, "write", path);
+    done += static_cast<std::size_t>(n);
   }
-};
-
-void sync_path(const std::string& path, int flags) {
-  const int fd = ::open(path.c_str(), flags | O_CLOEXEC);
-  FUNNEL_SYSTEM_CHECK(fd < 0, "open", path);
-  fd_closer closer{fd};
-  FUNNEL_SYSTEM_CHECK(::fsync(fd) != 0, "fsync", path);
 }
 
 }  // namespace
@@ -41,41 +38,33 @@ void sync_directory(const std::string& path) { sync_path(path, O_RDONLY | O_DIRE
 
 void rename_durably(const std::string& from, const std::string& to) {
   FUNNEL_SYSTEM_CHECK(std::rename(from.c_str(), to.c_str()) != 0, "rename", from + " -> " + to);
-  sync_directory(parent_of(to));
+  sync_directory(detail::parent_path(to));
 }
 
 void write_file_atomically(const std::string& path, const std::string& contents) {
-  const std::string tmp = path + ".tmp";
-  {
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    FUNNEL_SYSTEM_CHECK(fd < 0, "open", tmp);
-    fd_closer closer{fd};
-    std::size_t done = 0;
-    while (done < contents.size()) {
-      const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-      if (n < 0 && errno == EINTR) continue;
-      FUNNEL_SYSTEM_CHECK(n < 0, "write", tmp);
-      done += static_cast<std::size_t>(n);
-    }
-    FUNNEL_SYSTEM_CHECK(::fsync(fd) != 0, "fsync", tmp);
+  const std::string dir_path = detail::parent_path(path);
+  const std::string name = detail::base_name(path);
+  const std::string tmp = name + ".tmp";
+  const std::string shown = path + ".tmp";
+  const detail::unique_fd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  FUNNEL_SYSTEM_CHECK(dir.get() < 0, "open", dir_path);
+  // Created exclusively and never through a link: a temporary left by a killed writer is removed
+  // first (unlinking a planted link removes the link, not its target).
+  const auto create = [&] {
+    return detail::unique_fd(::openat(dir.get(), tmp.c_str(),
+                                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  };
+  detail::unique_fd fd = create();
+  if (fd.get() < 0 && errno == EEXIST) {
+    FUNNEL_SYSTEM_CHECK(::unlinkat(dir.get(), tmp.c_str(), 0) != 0, "unlink", shown);
+    fd = create();
   }
-  rename_durably(tmp, path);
-}
-
-std::string read_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  FUNNEL_SYSTEM_CHECK(fd < 0, "open", path);
-  fd_closer closer{fd};
-  std::string contents;
-  char buffer[4096];
-  for (;;) {
-    const ssize_t n = ::read(fd, buffer, sizeof buffer);
-    if (n < 0 && errno == EINTR) continue;
-    FUNNEL_SYSTEM_CHECK(n < 0, "read", path);
-    if (n == 0) break;
-    contents.append(buffer, static_cast<std::size_t>(n));
-  }
-  return contents;
+  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", shown);
+  write_all(fd.get(), contents, shown);
+  FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", shown);
+  FUNNEL_SYSTEM_CHECK(::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0, "rename",
+                      shown + " -> " + path);
+  FUNNEL_SYSTEM_CHECK(::fsync(dir.get()) != 0, "fsync", dir_path);
 }
 
 }  // namespace funnel::io

@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,6 +12,7 @@
 #include "file_system.hpp"
 #include "funnel/error.hpp"
 #include "funnel/io/atomic_file.hpp"
+#include "funnel/io/checkpoint_writer.hpp"
 
 namespace funnel::io::detail {
 namespace {
@@ -28,6 +31,13 @@ std::string trim(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// This user's entry of `dir` (not following links), of any type; false for other users' and
+// missing entries.
+bool owned(const std::string& dir, const std::string& name, struct stat& st) {
+  return ::fstatat(AT_FDCWD, join(dir, name).c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+         st.st_uid == ::geteuid();
+}
+
 // Removes by renaming to "<name>.old" first, so a kill during the (non-atomic) recursive removal
 // leaves a name no reader ever follows.
 void retire(const std::string& dir, const std::string& name) {
@@ -42,6 +52,9 @@ void retire(const std::string& dir, const std::string& name) {
 }  // namespace
 
 std::string checkpoint_name(std::int64_t step) {
+  FUNNEL_EXPECTS(step >= 0 && step <= checkpoint_writer::max_step,
+                 "checkpoint step " + std::to_string(step) + " is outside [0, " +
+                     std::to_string(checkpoint_writer::max_step) + "]");
   char digits[32];
   std::snprintf(digits, sizeof digits, "%08lld", static_cast<long long>(step));
   return prefix + std::string(digits);
@@ -60,9 +73,13 @@ std::optional<std::int64_t> parse_checkpoint_name(const std::string& name) {
 }
 
 std::vector<std::pair<std::int64_t, std::string>> list_checkpoints(const std::string& dir) {
+  const bool shared = is_shared_directory(dir);
   std::vector<std::pair<std::int64_t, std::string>> found;
   for (const auto& name : list_directory(dir)) {
-    if (auto step = parse_checkpoint_name(name); step && is_directory(join(dir, name))) {
+    struct stat st {};
+    if (auto step = parse_checkpoint_name(name);
+        step && is_directory(join(dir, name)) &&
+        (!shared || (owned(dir, name, st) && S_ISDIR(st.st_mode)))) {
       found.emplace_back(*step, name);
     }
   }
@@ -71,9 +88,19 @@ std::vector<std::pair<std::int64_t, std::string>> list_checkpoints(const std::st
 }
 
 void remove_leftovers(const std::string& dir) {
+  const bool shared = is_shared_directory(dir);
   for (const auto& name : list_directory(dir)) {
-    if (ends_with(name, ".tmp") || ends_with(name, ".old")) remove_tree(join(dir, name));
+    struct stat st {};
+    if ((ends_with(name, ".tmp") || ends_with(name, ".old")) && (!shared || owned(dir, name, st))) {
+      remove_tree(join(dir, name));
+    }
   }
+}
+
+void make_checkpoint_directory(const std::string& dir, const std::string& name) {
+  const std::string path = join(dir, name);
+  FUNNEL_SYSTEM_CHECK(::mkdir(path.c_str(), is_shared_directory(dir) ? 0700 : 0777) != 0, "mkdir",
+                      path);
 }
 
 void install_checkpoint(const std::string& dir, const std::string& name) {
@@ -101,10 +128,17 @@ void publish_latest(const std::string& dir, const std::string& name) {
 std::optional<std::string> read_latest(const std::string& dir) {
   const std::string path = join(dir, latest_name);
   if (!exists(path)) return std::nullopt;
-  const std::string name = trim(read_file(path));
+  const std::string name =
+      trim(read_regular_at(AT_FDCWD, path, path, max_latest_bytes, /*follow_links=*/false));
   if (!parse_checkpoint_name(name)) {
     throw error("'" + path + "' should name a checkpoint (ckpt-<step>) but holds '" +
-                name.substr(0, 64) + "'");
+                excerpt(name) + "'");
+  }
+  struct stat st {};
+  if (is_shared_directory(dir) &&
+      (!owned(dir, latest_name, st) || (exists(join(dir, name)) && !owned(dir, name, st)))) {
+    throw error("'" + path + "' or the checkpoint it names belongs to another user, in a " +
+                "directory other users may write: it is not used");
   }
   return name;
 }
@@ -116,6 +150,13 @@ void prune_checkpoints(const std::string& dir, int keep_last, const std::string&
   for (std::size_t i = 0; i + keep_count < all.size(); ++i) {
     if (all[i].second != keep) retire(dir, all[i].second);
   }
+}
+
+void remove_checkpoints(const std::string& dir) {
+  const std::string latest = join(dir, latest_name);
+  FUNNEL_SYSTEM_CHECK(::unlink(latest.c_str()) != 0 && errno != ENOENT, "unlink", latest);
+  for (const auto& [step, name] : list_checkpoints(dir)) retire(dir, name);
+  sync_directory(dir);
 }
 
 }  // namespace funnel::io::detail

@@ -49,6 +49,15 @@ described describe(const std::exception_ptr& failure) {
   }
 }
 
+// The lowest rank that passes an exception; the communicator's size when none does.
+int first_failure(MPI_Comm comm, const std::exception_ptr& local) {
+  const int size = size_of(comm);
+  int first = local ? rank_of(comm) : size;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm),
+                 "agreeing on errors");
+  return first;
+}
+
 }  // namespace
 
 int rank_of(MPI_Comm comm) {
@@ -74,13 +83,14 @@ std::string broadcast(MPI_Comm comm, std::string text, int root) {
   return text;
 }
 
+bool none_failed(MPI_Comm comm, const std::exception_ptr& local) {
+  return first_failure(comm, local) == size_of(comm);
+}
+
 void agree(MPI_Comm comm, std::exception_ptr local) {
-  const int size = size_of(comm);
+  const int first = first_failure(comm, local);
+  if (first == size_of(comm)) return;
   const int rank = rank_of(comm);
-  int first = local ? rank : size;
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm),
-                 "agreeing on errors");
-  if (first == size) return;
   described d;
   if (rank == first) d = describe(local);
   std::array<int, 2> header{d.kind, d.code};

@@ -25,16 +25,24 @@ std::string broadcast(MPI_Comm comm, std::string text, int root = 0);
  */
 void agree(MPI_Comm comm, std::exception_ptr local);
 
-/// @brief Runs `fn` on every rank, then agree()s on the outcome.
+/// @brief Collective: true on every rank when no rank passes an exception (nothing thrown).
+bool none_failed(MPI_Comm comm, const std::exception_ptr& local);
+
+/// @brief Runs `fn`; returns what it threw (null when it returned).
 template <class F>
-void on_all(MPI_Comm comm, F&& fn) {
-  std::exception_ptr failure;
+std::exception_ptr capture(F&& fn) noexcept {
   try {
     std::forward<F>(fn)();
   } catch (...) {
-    failure = std::current_exception();
+    return std::current_exception();
   }
-  agree(comm, failure);
+  return nullptr;
+}
+
+/// @brief Runs `fn` on every rank, then agree()s on the outcome.
+template <class F>
+void on_all(MPI_Comm comm, F&& fn) {
+  agree(comm, capture(std::forward<F>(fn)));
 }
 
 /// @brief Runs `fn` on rank 0 only, then agree()s on the outcome.

@@ -9,8 +9,8 @@
 #include <fstream>
 #include <utility>
 
+#include "file_system.hpp"
 #include "funnel/error.hpp"
-#include "funnel/io/atomic_file.hpp"
 
 namespace funnel::io {
 namespace {
@@ -61,48 +61,81 @@ bool process_alive(long pid) {
   return !(paren != std::string::npos && paren + 2 < text.size() && text[paren + 2] == 'Z');
 }
 
-void write_private_file(const std::string& path, const std::string& contents) {
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  FUNNEL_SYSTEM_CHECK(fd < 0, "open", path);
-  const ssize_t n = ::write(fd, contents.data(), contents.size());
-  const int saved = errno;
-  ::close(fd);
-  errno = saved;
-  FUNNEL_SYSTEM_CHECK(n != static_cast<ssize_t>(contents.size()), "write", path);
+// Lock files are a few dozen bytes.
+constexpr std::size_t max_lock_bytes = 4096;
+
+// Created exclusively, never through a link (a leftover of this name, e.g. of an earlier process
+// with the same pid, or a link someone planted, is removed first, never followed).
+void write_private_file(int dir, const std::string& name, const std::string& shown,
+                        const std::string& contents) {
+  const auto create = [&] {
+    return detail::unique_fd(
+        ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+  };
+  detail::unique_fd fd = create();
+  if (fd.get() < 0 && errno == EEXIST) {
+    FUNNEL_SYSTEM_CHECK(::unlinkat(dir, name.c_str(), 0) != 0, "unlink", shown);
+    fd = create();
+  }
+  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", shown);
+  const ssize_t n = ::write(fd.get(), contents.data(), contents.size());
+  FUNNEL_SYSTEM_CHECK(n != static_cast<ssize_t>(contents.size()), "write", shown);
+}
+
+std::string read_lock(int dir, const std::string& name, const std::string& shown) {
+  return detail::read_regular_at(dir, name, shown, max_lock_bytes, false);
 }
 
 std::string describe(const lock_owner& owner) {
-  return "pid " + std::to_string(owner.pid) + " on host '" + owner.host + "'";
+  return "pid " + std::to_string(owner.pid) + " on host '" + detail::excerpt(owner.host) + "'";
 }
 
 }  // namespace
 
 directory_lock::directory_lock(const std::string& directory) : path_(directory + "/" + file_name) {
+  // Every name below is opened relative to the directory, opened once, and never through a link.
+  directory_fd_ = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  FUNNEL_SYSTEM_CHECK(directory_fd_ < 0, "open", directory);
+  try {
+    acquire(directory);
+  } catch (...) {
+    ::close(std::exchange(directory_fd_, -1));
+    path_.clear();
+    throw;
+  }
+}
+
+void directory_lock::acquire(const std::string& directory) {
+  const int dir = directory_fd_;
   const std::string host = host_name();
   const long self = static_cast<long>(::getpid());
   contents_ = "host=" + host + "\npid=" + std::to_string(self) + "\n";
   // Created under a private name and hard-linked to the lock name: link() fails atomically when
   // the name exists (also on NFS, unlike O_EXCL on old clients) and the lock is never seen
   // half-written.
-  const std::string mine = path_ + "." + host + "." + std::to_string(self);
-  write_private_file(mine, contents_);
+  const std::string mine = std::string(file_name) + "." + host + "." + std::to_string(self);
+  write_private_file(dir, mine, directory + "/" + mine, contents_);
   struct unlink_on_exit {
-    const std::string& path;
-    ~unlink_on_exit() { ::unlink(path.c_str()); }
-  } cleanup{mine};
+    int dir;
+    const std::string& name;
+    ~unlink_on_exit() { ::unlinkat(dir, name.c_str(), 0); }
+  } cleanup{dir, mine};
 
   for (int attempt = 0; attempt < max_attempts; ++attempt) {
-    if (::link(mine.c_str(), path_.c_str()) == 0) {
-      sync_directory(directory);
+    if (::linkat(dir, mine.c_str(), dir, file_name, 0) == 0) {
+      FUNNEL_SYSTEM_CHECK(::fsync(dir) != 0, "fsync", directory);
       return;
     }
     FUNNEL_SYSTEM_CHECK(errno != EEXIST, "link", mine + " -> " + path_);
     std::string held;
     try {
-      held = read_file(path_);
+      held = read_lock(dir, file_name, path_);
     } catch (const system_error& e) {
       if (e.errnum() == ENOENT) continue;  // released meanwhile: try again
       throw;
+    } catch (const error& e) {
+      throw error("directory '" + directory + "' cannot be locked: " + e.what() +
+                  "; remove it if no run uses the directory");
     }
     const lock_owner owner = parse_owner(held);
     if (owner.pid <= 0) {
@@ -122,22 +155,23 @@ directory_lock::directory_lock(const std::string& directory) : path_(directory +
     // Stale. Move it aside first so that of two processes taking it over only one succeeds; if
     // what we moved is not the stale lock we judged (someone took over in between), put it back.
     const std::string aside = mine + ".stale";
-    if (std::rename(path_.c_str(), aside.c_str()) != 0) {
+    if (::renameat(dir, file_name, dir, aside.c_str()) != 0) {
       FUNNEL_SYSTEM_CHECK(errno != ENOENT, "rename", path_ + " -> " + aside);
       continue;
     }
     std::string moved;
     try {
-      moved = read_file(aside);
-    } catch (const system_error&) {
+      moved = read_lock(dir, aside, directory + "/" + aside);
+    } catch (const error&) {
       moved.clear();
     }
     if (moved != held) {
-      (void)::link(aside.c_str(), path_.c_str());  // fails only if a third process locked it
+      (void)::linkat(dir, aside.c_str(), dir, file_name,
+                     0);  // fails only if a third process locked it
     } else {
       took_over_ = true;
     }
-    ::unlink(aside.c_str());
+    ::unlinkat(dir, aside.c_str(), 0);
   }
   throw error("could not take the lock '" + path_ + "' after " + std::to_string(max_attempts) +
               " attempts: other processes keep taking it");
@@ -148,6 +182,7 @@ directory_lock::~directory_lock() { release(); }
 directory_lock::directory_lock(directory_lock&& other) noexcept
     : path_(std::exchange(other.path_, {})),
       contents_(std::exchange(other.contents_, {})),
+      directory_fd_(std::exchange(other.directory_fd_, -1)),
       took_over_(other.took_over_) {}
 
 directory_lock& directory_lock::operator=(directory_lock&& other) noexcept {
@@ -155,6 +190,7 @@ directory_lock& directory_lock::operator=(directory_lock&& other) noexcept {
     release();
     path_ = std::exchange(other.path_, {});
     contents_ = std::exchange(other.contents_, {});
+    directory_fd_ = std::exchange(other.directory_fd_, -1);
     took_over_ = other.took_over_;
   }
   return *this;
@@ -164,17 +200,19 @@ void directory_lock::release() noexcept {
   if (path_.empty()) return;
   try {
     // Only remove the file if it is still ours: never delete a lock someone else took over.
-    if (read_file(path_) == contents_) {
-      if (::unlink(path_.c_str()) != 0) {
-        detail::log_error("could not remove lock file '" + path_ + "'");
+    if (read_lock(directory_fd_, file_name, path_) == contents_) {
+      if (::unlinkat(directory_fd_, file_name, 0) != 0) {
+        funnel::detail::log_error("could not remove lock file '" + path_ + "'");
       }
     } else {
-      detail::log_error("lock file '" + path_ + "' no longer names this process; left in place");
+      funnel::detail::log_error("lock file '" + path_ +
+                                "' no longer names this process; left in place");
     }
   } catch (const std::exception& e) {
-    detail::log_error(std::string("releasing lock: ") + e.what());
+    funnel::detail::log_error(std::string("releasing lock: ") + e.what());
   }
   path_.clear();
+  ::close(std::exchange(directory_fd_, -1));
 }
 
 }  // namespace funnel::io

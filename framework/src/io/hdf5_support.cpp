@@ -1,5 +1,7 @@
 #include "hdf5_support.hpp"
 
+#include <exception>
+
 #include "funnel/error.hpp"
 
 namespace funnel::io::detail {
@@ -27,10 +29,19 @@ herr_t close_any(hid_t id) {
 }
 
 herr_t collect_message(unsigned /*n*/, const H5E_error2_t* entry, void* out) {
-  auto& text = *static_cast<std::string*>(out);
+  auto& messages = *static_cast<std::vector<std::string>*>(out);
   if (entry->desc != nullptr && entry->desc[0] != '\0') {
-    if (!text.empty()) text += "; ";
+    std::string text;
     for (const char* c = entry->desc; *c != '\0'; ++c) text += (*c == '\n' ? ' ' : *c);
+    // A failed system call is described with its time, descriptor, buffer address, sizes...:
+    // its error message is what a user needs.
+    const std::string marker = "error message = '";
+    if (const auto at = text.find(marker); at != std::string::npos) {
+      const auto end = text.find('\'', at + marker.size());
+      text = text.substr(at + marker.size(),
+                         end == std::string::npos ? end : end - at - marker.size());
+    }
+    if (messages.empty() || messages.back() != text) messages.push_back(text);
   }
   return 0;
 }
@@ -40,7 +51,12 @@ std::string where_attr(const std::string& where, const char* name) {
 }
 
 h5_id open_attribute(hid_t object, const char* name, const std::string& where) {
-  if (H5Aexists(object, name) <= 0) throw error(where_attr(where, name) + " is missing");
+  const htri_t exists = H5Aexists(object, name);
+  if (exists < 0) {
+    throw error(where_attr(where, name) + " cannot be looked up: the metadata is corrupted (" +
+                h5_error_text() + ")");
+  }
+  if (exists == 0) throw error(where_attr(where, name) + " is missing");
   return h5_id(h5_check(H5Aopen(object, name, H5P_DEFAULT), where_attr(where, name)));
 }
 
@@ -92,7 +108,8 @@ void h5_id::close(const std::string& what) {
 void h5_id::reset() noexcept {
   if (id_ < 0) return;
   const std::lock_guard<std::recursive_mutex> lock(h5_mutex());
-  if (close_any(id_) < 0)
+  // While an exception unwinds, it already tells what failed (often the same write error).
+  if (close_any(id_) < 0 && std::uncaught_exceptions() == 0)
     funnel::detail::log_error("closing an HDF5 object failed: " + h5_error_text());
   id_ = H5I_INVALID_HID;
 }
@@ -110,9 +127,16 @@ h5_guard::h5_guard() noexcept : lock_(h5_mutex()) {
 h5_guard::~h5_guard() { H5Eset_auto2(H5E_DEFAULT, function_, data_); }
 
 std::string h5_error_text() {
+  std::vector<std::string> messages;
+  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &messages);
+  if (messages.empty()) return "HDF5 gave no reason";
+  // The innermost reasons say what went wrong; the outer ones only which calls gave up.
+  constexpr std::size_t kept = 3;
   std::string text;
-  H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, collect_message, &text);
-  return text.empty() ? std::string("HDF5 gave no reason") : text;
+  for (std::size_t i = 0; i < messages.size() && i < kept; ++i) {
+    text += (i == 0 ? "" : "; ") + messages[i];
+  }
+  return text;
 }
 
 hid_t h5_check(hid_t status, const std::string& what) {

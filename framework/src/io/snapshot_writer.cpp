@@ -42,8 +42,10 @@ std::string snapshot_name(const std::string& series, std::int64_t step) {
 std::optional<detail::xdmf_entry> read_entry(const std::string& dir, const std::string& file) {
   using namespace detail;
   try {
-    h5_guard guard;
     const std::string path = join(dir, file);
+    // A FIFO of that name would block the open: only regular files are examined.
+    require_regular_file(path, "snapshot file", /*follow_links=*/false);
+    h5_guard guard;
     h5_id fapl = file_access();
     h5_id f(h5_check(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path));
     xdmf_entry e;
@@ -137,7 +139,14 @@ struct snapshot_writer::impl {
 
   void scan_existing() {
     const std::string prefix = options.series + "-";
+    const std::string placeholder = std::string(".h5") + detail::space_placeholder_suffix;
     for (const auto& name : detail::list_directory(options.directory)) {
+      // The space of a shared file whose writer was killed.
+      if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > placeholder.size() &&
+          name.compare(name.size() - placeholder.size(), placeholder.size(), placeholder) == 0) {
+        detail::remove_tree(detail::join(options.directory, name));
+        continue;
+      }
       if (name.size() <= prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0 ||
           name.compare(name.size() - 3, 3, ".h5") != 0) {
         continue;

@@ -15,14 +15,14 @@ namespace funnel::io {
 
 /**
  * @brief Flushes a file's data and metadata to stable storage (open + fsync + close).
- * @param path an existing regular file
+ * @param path an existing regular file (a symbolic link is refused, not followed)
  * @throw funnel::system_error when it cannot be opened or fsync fails
  */
 void sync_file(const std::string& path);
 
 /**
  * @brief Makes entries created, renamed or removed in a directory durable (fsync on it).
- * @param path an existing directory
+ * @param path an existing directory (a symbolic link is refused, not followed)
  * @throw funnel::system_error when it cannot be opened or fsync fails
  */
 void sync_directory(const std::string& path);
@@ -38,18 +38,14 @@ void rename_durably(const std::string& from, const std::string& to);
 /**
  * @brief Atomically replaces (or creates) a small file: writes `<path>.tmp`, fsyncs it,
  * renames it over `path` and fsyncs the directory.
+ *
+ * The temporary is created exclusively and without following links (O_EXCL | O_NOFOLLOW,
+ * relative to the directory opened once), so a link planted under its name by another user of
+ * the directory is removed, never written through; a leftover of a killed writer is replaced.
  * @param path target file
  * @param contents bytes to write
  * @throw funnel::system_error on any failing step (the old file is then left unchanged)
  */
 void write_file_atomically(const std::string& path, const std::string& contents);
-
-/**
- * @brief Reads a whole (small) file.
- * @param path file to read
- * @return its contents
- * @throw funnel::system_error when it cannot be opened or read
- */
-[[nodiscard]] std::string read_file(const std::string& path);
 
 }  // namespace funnel::io

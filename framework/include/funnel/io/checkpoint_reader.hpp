@@ -22,13 +22,17 @@ namespace funnel::io {
 /**
  * @brief Opens a checkpoint written by checkpoint_writer and reads rank blocks out of it.
  *
- * The constructor validates everything before the caller allocates: the file opens as HDF5 and
- * is not truncated, the format and metadata are complete, and (unless disabled) every writer
- * block of every field matches its stored checksum. The writer blocks are spread over the
- * reading ranks, so a reader with another number of ranks or another decomposition verifies
- * them all. Any problem becomes a funnel::error naming the file and what is wrong, on every
- * rank; HDF5's own error printing is off meanwhile. require() then compares the checkpoint
- * with the run (problem, grid, fields, dtype).
+ * The constructor validates everything before the caller allocates: the files are regular files
+ * (a FIFO or device is refused, never opened), the file opens as HDF5 and is not truncated, the
+ * format (version 2) and metadata are complete, match their metadata checksum and lie in range
+ * (step in [0, checkpoint_writer::max_step], a finite time, positive finite spacing, writer
+ * boxes tiling the grid), block files are the writer's own relative names inside the checkpoint
+ * directory, and (unless disabled) every writer block of every field matches its stored
+ * checksum. Metadata HDF5 cannot read is reported as corrupted, not as absent. The writer blocks
+ * are spread over the reading ranks, so a reader with another number of ranks or another
+ * decomposition verifies them all. Any problem becomes a funnel::error naming the file and what is
+ * wrong, on every rank; HDF5's own error printing is off meanwhile. require() then compares the
+ * checkpoint with the run (problem, grid, fields, dtype).
  *
  * read() fills the interior of a rank's array from a hyperslab of the global dataset, so the
  * data is bitwise what was written whatever the decompositions. Members are collective.
@@ -39,7 +43,8 @@ class checkpoint_reader {
    * @brief The newest complete checkpoint of a directory, as named by its `latest` file.
    * @param directory a checkpoint directory
    * @return path of `ckpt-<step>`, or nullopt when there is no `latest` file
-   * @throw funnel::error when `latest` names something that is not a checkpoint directory
+   * @throw funnel::error when `latest` names something that is not a checkpoint directory, is
+   *        not a regular file (never followed when it is a link), or is too large
    */
   [[nodiscard]] static std::optional<std::string> latest(const std::string& directory);
 
@@ -67,6 +72,9 @@ class checkpoint_reader {
   [[nodiscard]] std::int64_t step() const noexcept;
   /// @brief Simulation time stored in the checkpoint.
   [[nodiscard]] double time() const noexcept;
+  /// @brief The run (series) that wrote it: pass it as checkpoint_options::run_id to continue
+  /// that series in the same directory.
+  [[nodiscard]] const std::string& run_id() const noexcept;
   /// @brief Problem name.
   [[nodiscard]] const std::string& problem() const noexcept;
   /// @brief Run configuration stored verbatim by the writer.

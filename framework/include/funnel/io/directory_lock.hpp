@@ -13,7 +13,10 @@ namespace funnel::io {
  *
  * The lock is the file `<directory>/funnel.lock`, created atomically (a private temporary file
  * hard-linked to the lock name, which fails when the name exists; this also works on NFS) and
- * holding "host=<hostname>\npid=<pid>\n". A second process asking for the lock gets a
+ * holding "host=<hostname>\npid=<pid>\n". Every file of the lock is opened relative to the
+ * directory (opened once, held while the lock is) and never through a symbolic link: temporary
+ * files are created exclusively, and a lock file that is a link, a FIFO or larger than a lock
+ * file is refused. A second process asking for the lock gets a
  * funnel::error naming the owner. A lock left by a process that died (same host, pid no longer
  * running or a zombie) is taken over; a lock from another host cannot be checked and is refused
  * with a message telling how to remove it. Move-only; released (file removed) on destruction.
@@ -48,8 +51,11 @@ class directory_lock {
   void release() noexcept;
 
  private:
+  void acquire(const std::string& directory);
+
   std::string path_;
   std::string contents_;
+  int directory_fd_ = -1;  // the locked directory, while the lock is held
   bool took_over_ = false;
 };
 

@@ -1,0 +1,27 @@
+/**
+ * @file regular_file.hpp
+ * @brief Bounded reads of small input files that must be regular files.
+ */
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+namespace funnel::io {
+
+/**
+ * @brief Reads a whole small file that must be a regular file, at most `max_bytes` of it.
+ *
+ * Made for inputs a user names (configuration files, a checkpoint's `latest`): the file's type is
+ * checked before it is opened and again on the open descriptor, so a FIFO does not block, a
+ * device or a directory is refused instead of being read without end or as empty, and a file that
+ * is too large is refused before it is read. Symbolic links are followed.
+ * @param path file to read
+ * @param max_bytes largest size accepted
+ * @return its contents
+ * @throw funnel::error naming the file when it is not a regular file or is larger than max_bytes
+ * @throw funnel::system_error when it cannot be examined, opened or read
+ */
+[[nodiscard]] std::string read_regular_file(const std::string& path, std::size_t max_bytes);
+
+}  // namespace funnel::io

@@ -1,0 +1,13 @@
+#include "funnel/io/regular_file.hpp"
+
+#include <fcntl.h>
+
+#include "file_system.hpp"
+
+namespace funnel::io {
+
+std::string read_regular_file(const std::string& path, std::size_t max_bytes) {
+  return detail::read_regular_at(AT_FDCWD, path, path, max_bytes, true);
+}
+
+}  // namespace funnel::io
