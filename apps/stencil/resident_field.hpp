@@ -75,7 +75,7 @@ class resident_field {
         pool_(&pool),
         layout_(decomposition.layout()),
         compute_(backend),
-        halo_stream_(backend, stream_priority::high),
+        halo_stream_(backend, halo_priority()),
         output_(backend),
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
@@ -304,6 +304,14 @@ class resident_field {
 
   static void mark(step_slot& slot, std::size_t which, stream_view on) {
     if (slot.timed) slot.marks[which].record(on);
+  }
+
+  // FUNNEL_HALO_STREAM_PRIORITY=normal: the halo stream without high priority (measurement
+  // switch).
+  static stream_priority halo_priority() {
+    const char* value = std::getenv("FUNNEL_HALO_STREAM_PRIORITY");
+    return value != nullptr && std::string(value) == "normal" ? stream_priority::normal
+                                                              : stream_priority::high;
   }
 
   // FUNNEL_STENCIL_OVERLAP=off: no split into inner and boundary updates (measurement switch).

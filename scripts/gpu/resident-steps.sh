@@ -94,27 +94,43 @@ independent() {
   python3 -c "import json,glob,sys; print(max(json.load(open(f))['time_s'] for f in glob.glob(sys.argv[1] + '.*.json')))" "${out}/${name}" 2>/dev/null || echo FAIL
 }
 
+# variants NAME RANKS ARGS...: one run per way of running the steps (overlap with a
+# high-priority halo stream, overlap with a normal one, no overlap); prints "hi normal none".
+variants() {
+  local name=$1 ranks=$2
+  shift 2
+  local hi normal none
+  hi=$(stencil "${name}-hi" "${ranks}" "$@")
+  normal=$(FUNNEL_HALO_STREAM_PRIORITY=normal stencil "${name}-normal" "${ranks}" "$@")
+  none=$(FUNNEL_STENCIL_OVERLAP=off stencil "${name}-none" "${ranks}" "$@")
+  echo "${hi} ${normal} ${none}"
+}
+
+# ratios ONE "A B C": each of A B C as a fraction of one rank's time ONE
+ratios() {
+  local one=$1 t fractions=()
+  for t in $2; do fractions+=("$(ratio "${one}" "${t}")"); done
+  echo "${fractions[*]}"
+}
+
 stage_measure() {
-  local one t r off ind
+  local one t r
   local small=(--n 768,96,96 --dtype float --steps 500)
   one=$(stencil small-1 1 "${small[@]}" --dims 1,1,1)
-  record "768x96x96 float, 1 rank" "${one} s"
+  record "768x96x96 float, 1 rank" "${one} s (fractions below: overlap-high overlap-normal none)"
   for r in 2 4 8 16 32; do
-    t=$(stencil "small-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
-    off=$(FUNNEL_STENCIL_OVERLAP=off stencil "small-off-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
-    ind=$(independent "indep-${r}" "${r}" --n "$((768 / r)),96,96" --dtype float --steps 500)
-    record "768x96x96 float, ${r} ranks" "overlap $(ratio "${one}" "${t}"), none $(ratio "${one}" "${off}"), independent boxes $(ratio "${one}" "${ind}") of one rank (${t} / ${off} / ${ind} s)"
+    t=$(variants "small-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
+    record "768x96x96 float, ${r} ranks" "$(ratios "${one}" "${t}") (${t} s)"
   done
   one=$(stencil big-1 1 --n 512,512,512 --dtype float --steps 200)
-  t=$(stencil big-8 8 --n 512,512,512 --dtype float --steps 200)
-  off=$(FUNNEL_STENCIL_OVERLAP=off stencil big-off-8 8 --n 512,512,512 --dtype float --steps 200)
-  record "512^3 float, 8 ranks" "overlap $(ratio "${one}" "${t}"), none $(ratio "${one}" "${off}") of one rank (${one} s)"
+  t=$(variants big-8 8 --n 512,512,512 --dtype float --steps 200)
+  record "512^3 float, 8 ranks" "$(ratios "${one}" "${t}") (1 rank ${one} s)"
   local jac=(--problem jacobi2d -nx 16384 -ny 16384 -niter 300 -nccheck 1)
   one=$(stencil jacobi-1 1 "${jac[@]}")
-  t=$(stencil jacobi-8-ipc 8 "${jac[@]}" --halo ipc)
+  t=$(variants jacobi-8 8 "${jac[@]}" --halo ipc)
   local m
   m=$(stencil jacobi-8-mpi 8 "${jac[@]}" --halo mpi)
-  record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc $(ratio "${one}" "${t}"), mpi $(ratio "${one}" "${m}") of one rank (${one} / ${t} / ${m} s)"
+  record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc $(ratios "${one}" "${t}"), mpi $(ratio "${one}" "${m}") (1 rank ${one} s)"
   pgrep -a nvidia-cuda-mps || true
 }
 

@@ -72,6 +72,27 @@ void copy_strided(stream_view stream, std::size_t element_size, const strided_bl
 #endif
 }
 
+void copy_strided_batch(stream_view stream, std::size_t element_size, const strided_copy* copies,
+                        int count) {
+  FUNNEL_EXPECTS(count >= 0 && count <= max_batch, "a batch of " + std::to_string(count) +
+                                                       " copies (at most " +
+                                                       std::to_string(max_batch) + ")");
+  if (count == 0) return;
+  if (!stream.is_cuda()) {
+    for (int c = 0; c < count; ++c) {
+      copy_strided(stream, element_size, copies[c].dst, copies[c].src, copies[c].extent);
+    }
+    return;
+  }
+  FUNNEL_EXPECTS(element_size == 4 || element_size == 8,
+                 "element size " + std::to_string(element_size) + " is not 4 or 8 bytes");
+#if FUNNEL_HAS_CUDA
+  copy_strided_batch_cuda(stream.native_handle(), element_size, copies, count);
+#else
+  throw unsupported("box copy on a CUDA stream, but CUDA is not compiled into this build");
+#endif
+}
+
 }  // namespace detail
 
 namespace {

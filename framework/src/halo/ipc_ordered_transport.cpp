@@ -148,15 +148,19 @@ void ipc_ordered_transport::post(const exchange_step& step, int axis) {
     run(step, ops, "to be done with the ghosts this rank is about to overwrite");
     ops.clear();
   }
+  // Every face of the axis in one copy launch, then every signal in one batch.
+  strided_copy copies[max_batch];
+  int count = 0;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
     if (l.path.axis != axis) continue;
     void* target = remote_[i].fields[step.field_index];
-    step.copy(field_block(target, l.remote_layout, l.remote_region, step.element_size),
-              step.block(l.send_region), l.send_region);
+    copies[count++] = {field_block(target, l.remote_layout, l.remote_region, step.element_size),
+                       step.block(l.send_region), l.send_region.extents()};
     ops.push_back(
         {signal_op::kind::write, &remote_[i].signals->written[l.remote_face()], step.count});
   }
+  copy_strided_batch(step.stream, step.element_size, copies, count);
   run(step, ops, "");
 }
 

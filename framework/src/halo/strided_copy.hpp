@@ -31,10 +31,28 @@ strided_block dense_block(void* buffer, const index3& extent);
 void copy_strided(stream_view stream, std::size_t element_size, const strided_block& dst,
                   const strided_block& src, const index3& extent);
 
+/// One copy of a batch.
+struct strided_copy {
+  strided_block dst;
+  strided_block src;
+  index3 extent{0, 0, 0};
+};
+
+/// The most copies one batch holds.
+constexpr int max_batch = 6;
+
+/// Several copies on `stream` at once: one kernel launch on CUDA (a step of a small box costs
+/// tens of microseconds, and each launch is a few of them). At most max_batch copies.
+void copy_strided_batch(stream_view stream, std::size_t element_size, const strided_copy* copies,
+                        int count);
+
 #if FUNNEL_HAS_CUDA
 /// The CUDA kernel launch (strided_copy.cu).
 void copy_strided_cuda(cuda_stream_handle stream, std::size_t element_size,
                        const strided_block& dst, const strided_block& src, const index3& extent);
+/// The batched kernel launch (strided_copy.cu).
+void copy_strided_batch_cuda(cuda_stream_handle stream, std::size_t element_size,
+                             const strided_copy* copies, int count);
 #endif
 
 }  // namespace funnel::detail

@@ -44,7 +44,66 @@ void launch(cudaStream_t stream, const strided_block& dst, const strided_block& 
   FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::halo::copy_box kernel launch");
 }
 
+// The copies of a batch, passed by value (kernel parameter space).
+struct batch {
+  strided_copy copies[max_batch];
+  std::int64_t totals[max_batch];
+};
+
+// blockIdx.y picks the copy; each copy as in copy_strided_kernel.
+template <class T>
+__global__ void copy_strided_batch_kernel(batch b) {
+  const strided_copy& c = b.copies[blockIdx.y];
+  const std::int64_t total = b.totals[blockIdx.y];
+  const std::int64_t nx = c.extent[0];
+  const std::int64_t ny = c.extent[1];
+  auto* dst = static_cast<T*>(c.dst.base);
+  const auto* src = static_cast<const T*>(c.src.base);
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t id = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+       id < total; id += step) {
+    const std::int64_t i = id % nx;
+    const std::int64_t row = id / nx;
+    const std::int64_t j = row % ny;
+    const std::int64_t k = row / ny;
+    dst[k * c.dst.stride_z + j * c.dst.stride_y + i] =
+        src[k * c.src.stride_z + j * c.src.stride_y + i];
+  }
+}
+
+template <class T>
+void launch_batch(cudaStream_t stream, const strided_copy* copies, int count) {
+  constexpr int threads = 256;
+  constexpr std::int64_t max_blocks = 4096;
+  batch b{};
+  std::int64_t largest = 0;
+  int used = 0;
+  for (int c = 0; c < count; ++c) {
+    const index3& e = copies[c].extent;
+    const std::int64_t total = e[0] > 0 && e[1] > 0 && e[2] > 0 ? e[0] * e[1] * e[2] : 0;
+    if (total == 0) continue;
+    b.copies[used] = copies[c];
+    b.totals[used] = total;
+    largest = std::max(largest, total);
+    ++used;
+  }
+  if (used == 0) return;
+  const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
+                  static_cast<unsigned>(used));
+  copy_strided_batch_kernel<T><<<grid, threads, 0, stream>>>(b);
+  FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::halo batched copy kernel launch");
+}
+
 }  // namespace
+
+void copy_strided_batch_cuda(cuda_stream_handle stream, std::size_t element_size,
+                             const strided_copy* copies, int count) {
+  if (element_size == 4) {
+    launch_batch<std::uint32_t>(stream, copies, count);
+  } else {
+    launch_batch<std::uint64_t>(stream, copies, count);
+  }
+}
 
 void copy_strided_cuda(cuda_stream_handle stream, std::size_t element_size,
                        const strided_block& dst, const strided_block& src, const index3& extent) {
