@@ -828,7 +828,8 @@ case_kill_all() {
   expect "the run directory is gone" test ! -e "${run}"
 }
 
-# A rank whose app dies of a signal nobody sent through funnel-run: one line names it.
+# A rank whose app fails by itself (a signal nobody sent through funnel-run, or a status of its
+# own) is named in one line.
 case_fault_report() {
   local rc=0 err
   err=$("${FUNNEL_RUN}" -- bash -c 'kill -SEGV $$' 2>&1) || rc=$?
@@ -839,7 +840,13 @@ case_fault_report() {
   rc=0
   err=$(FAKE_APP_EXIT=3 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>&1) || rc=$?
   expect_eq "an app's own exit status" 3 "${rc}"
-  expect_eq "is left to the app and the launcher to report" 0 "$(grep -c 'the app (pid' <<<"${err}")"
+  expect_contains "is named too" "the app (pid $(app_value "$(app_files)" pid)) exited with status 3" "${err}"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  # All 4 ranks fail alike (a usage error): the node's first one is named, the rest are its echo.
+  rc=0
+  err=$(FAKE_APP_EXIT=2 FAKE_APP_SLEEP=1 mpi 4 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "4 ranks failing alike: one line" 1 "$(grep -c 'the app (pid' <<<"${err}")"
+  rm -f "${FAKE_APP_DIR}"/rank.*
   FAKE_APP_SLEEP=30 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>"${work}/err" &
   local wrapper=$!
   expect "app started" wait_apps 1
