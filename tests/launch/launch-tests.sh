@@ -881,6 +881,32 @@ case_mps_off_pipe() {
   expect "teardown" torn_down
 }
 
+# funnel-bench share: a point past the MPS client limit is reported as refused, not as failed.
+case_bench_refused() {
+  if [[ -z ${FUNNEL_BENCH:-} || ! -x ${FUNNEL_BENCH} ]] || ! command -v python3 >/dev/null; then
+    echo "skipped: funnel-bench (FUNNEL_BENCH) or python3 missing"
+    exit 77
+  fi
+  export FAKE_GPU_COUNT=1
+  local json=${work}/share.json rc=0
+  (cd "${work}" && FUNNEL_MPS_MAX_CLIENTS=2 FUNNEL_BENCH_LAUNCH_ON_HOST=1 \
+    FUNNEL_BENCH_LAUNCHER=${FUNNEL_RUN} OMP_NUM_THREADS=1 timeout 250 "${FUNNEL_BENCH}" share \
+    --quick --backend host --ranks 1,2,3 --workloads synthetic --json "${json}") \
+    >"${work}/bench.out" 2>&1 || rc=$?
+  expect_eq "share ends well" 0 "${rc}"
+  local verdict
+  verdict=$(python3 -c '
+import json, sys
+share = json.load(open(sys.argv[1]))["benchmarks"]["share"]
+ranks = sorted(p["ranks"] for p in share["raw"]["points"]["synthetic"] if p["mps"])
+print(share["status"], ranks, share["raw"]["refused"])' "${json}" 2>&1)
+  expect_eq "N=3 refused, N=1 and 2 measured" \
+    "ok [1, 2] [{'workload': 'synthetic', 'ranks': 3}]" "${verdict}"
+  expect "the note says refused" grep -q 'synthetic N=3 funnel-run --mps on refused by funnel-run' \
+    "${work}/bench.out"
+  expect "teardown" torn_down
+}
+
 # ---- a node shared with other users (#20) ----------------------------------------------------
 # The job's user (the attacker) is uid 4242, the victim uid 4343; the cleanup runs as root, as a
 # Slurm epilog would. Each case plants what the issue's row describes, in funnel-run's layout and
