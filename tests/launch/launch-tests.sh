@@ -123,6 +123,8 @@ app_files() { find "${FAKE_APP_DIR}" -name 'rank.*' ! -name '*.tmp' | sort; }
 # app_value FILE KEY: the value of KEY= in an app record
 app_value() { sed -n "s/^$2=//p" "$1" | head -n 1; }
 app_file_of_rank() { find "${FAKE_APP_DIR}" -name "rank.$1.*" ! -name '*.tmp' | head -n 1; }
+# True when this case's app with pid $1 has ended (pids are reused quickly on a busy machine).
+app_gone() { ! tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qx "FAKE_APP_DIR=${FAKE_APP_DIR}"; }
 # A rank without MPS: its pipe variable names the job's empty no-mps directory, no daemon answers.
 expect_no_mps() {
   local f=$1 name
@@ -672,8 +674,9 @@ case_cleanup() {
   "${FUNNEL_RUN}" --cleanup
   expect_eq "--cleanup leaves a live job's daemon" 1 "$(live_daemons)"
   # Everything but the daemon dies at once (as under a cgroup kill that missed the daemon).
-  local reaper
+  local reaper deadline=$((SECONDS + 5))
   for reaper in $(pgrep -f -- "--internal-reap ${work}"); do kill -KILL "${reaper}"; done
+  while (($(live_reapers) > 0)) && ((SECONDS < deadline)); do sleep 0.1; done
   expect_eq "reaper killed" 0 "$(live_reapers)"
   kill -KILL "${wrapper}" "${app}"
   wait "${wrapper}" 2>/dev/null || true
@@ -791,7 +794,7 @@ case_startup_failure() {
   expect "app missing on one rank: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
   expect "app missing on one rank: nothing left" torn_down 20
   for f in $(app_files); do
-    expect "app missing on one rank: $(basename "${f}") ended" test ! -e "/proc/$(app_value "${f}" pid)"
+    expect "app missing on one rank: $(basename "${f}") ended" app_gone "$(app_value "${f}" pid)"
   done
   # One rank's app fails as its first CUDA call would (here: a fatal GPU fault).
   rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
@@ -821,7 +824,8 @@ case_kill_all() {
   expect_eq "FUNNEL_RUN_DIR is private" "700:${uid}" "$(app_value "$(app_file_of_rank 0)" run_dir_mode)"
   local -a pids=()
   for f in $(app_files); do pids+=("$(app_value "${f}" pid)"); done
-  mapfile -t -O "${#pids[@]}" pids < <(pgrep -f -- "${FUNNEL_RUN} -- ${FAKE_APP}")
+  # The wrappers: mpirun's children (only this case's, whatever else runs on the machine).
+  mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "${launcher}")
   kill -KILL "${pids[@]}"
   wait "${launcher}" 2>/dev/null || true
   expect "teardown after kill -9 of every wrapper and app" torn_down 15
@@ -841,11 +845,14 @@ case_fault_report() {
   err=$(FAKE_APP_EXIT=3 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>&1) || rc=$?
   expect_eq "an app's own exit status" 3 "${rc}"
   expect_contains "is named too" "the app (pid $(app_value "$(app_files)" pid)) exited with status 3" "${err}"
+  expect "teardown" torn_down
   rm -f "${FAKE_APP_DIR}"/rank.*
   # All 4 ranks fail alike (a usage error): the node's first one is named, the rest are its echo.
+  # (Not "exactly one": mpirun may drop the output of a rank that ends as it aborts the job.)
   rc=0
   err=$(FAKE_APP_EXIT=2 FAKE_APP_SLEEP=1 mpi 4 -- "${FAKE_APP}" 2>&1) || rc=$?
-  expect_eq "4 ranks failing alike: one line" 1 "$(grep -c 'the app (pid' <<<"${err}")"
+  expect "4 ranks failing alike: at most one line" test "$(grep -c 'the app (pid' <<<"${err}")" -le 1
+  expect "teardown" torn_down
   rm -f "${FAKE_APP_DIR}"/rank.*
   FAKE_APP_SLEEP=30 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>"${work}/err" &
   local wrapper=$!
@@ -904,6 +911,7 @@ print(share["status"], ranks, share["raw"]["refused"])' "${json}" 2>&1)
     "ok [1, 2] [{'workload': 'synthetic', 'ranks': 3}]" "${verdict}"
   expect "the note says refused" grep -q 'synthetic N=3 funnel-run --mps on refused by funnel-run' \
     "${work}/bench.out"
+  if ((failed > 0)); then grep -h 'note:' "${work}/bench.out" >&2 || true; fi
   expect "teardown" torn_down
 }
 
