@@ -21,6 +21,8 @@
 #include <thread>
 #include <vector>
 
+#include "mps_program_support.hpp"
+
 namespace {
 
 __global__ void affine(const float* x, float* y, long long n) {
@@ -47,41 +49,16 @@ bool failed_at(cudaError_t rc, const char* step, outcome& out) {
   return true;
 }
 
-std::string format_uuid(const cudaUUID_t& uuid) {
-  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
-  char text[64];
-  std::snprintf(text, sizeof(text),
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return text;
-}
-
-const char* env_or(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  long long n = 1 << 20;
-  int fault_rank = -1;
-  int hold_ms = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string opt = argv[i];
-    if (opt == "--elements") {
-      n = std::atoll(argv[i + 1]);
-    } else if (opt == "--fault-rank") {
-      fault_rank = std::atoi(argv[i + 1]);
-    } else if (opt == "--hold-ms") {
-      hold_ms = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "funnel_mps_client: unknown option %s\n", opt.c_str());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-  }
+  const auto options =
+      mps_program::read_options(argc, argv, "funnel_mps_client",
+                                {{"--elements", 1 << 20}, {"--fault-rank", -1}, {"--hold-ms", 0}});
+  const auto n = static_cast<long long>(options.at("--elements"));
+  const auto fault_rank = static_cast<int>(options.at("--fault-rank"));
+  const auto hold_ms = static_cast<int>(options.at("--hold-ms"));
   int rank = 0;
   int size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -100,7 +77,7 @@ int main(int argc, char** argv) {
   if (!failed_at(cudaFree(nullptr), "context", out) &&
       !failed_at(cudaGetDevice(&device), "context", out) &&
       !failed_at(cudaGetDeviceProperties(&props, device), "context", out)) {
-    uuid = format_uuid(props.uuid);
+    uuid = mps_program::format_uuid(props.uuid);
   }
   if (out.status == ok && !failed_at(cudaMalloc(&x, bytes), "malloc", out) &&
       !failed_at(cudaMalloc(&y, bytes), "malloc", out)) {
@@ -139,8 +116,8 @@ int main(int argc, char** argv) {
   std::printf(
       "client rank=%d local_rank=%s pid=%d uuid=%s connections=%s status=%s step=%s "
       "error=%s\n",
-      rank, env_or("FUNNEL_LOCAL_RANK", "-"), static_cast<int>(getpid()), uuid.c_str(),
-      env_or("CUDA_DEVICE_MAX_CONNECTIONS", "-"),
+      rank, mps_program::env_or("FUNNEL_LOCAL_RANK", "-"), static_cast<int>(getpid()), uuid.c_str(),
+      mps_program::env_or("CUDA_DEVICE_MAX_CONNECTIONS", "-"),
       out.status == ok ? "ok" : (out.status == fault ? "fault" : "failed"), out.step.c_str(),
       out.error.c_str());
   std::fflush(stdout);

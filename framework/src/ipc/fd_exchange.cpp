@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <exception>
@@ -39,7 +39,7 @@ struct fd_message {
 };
 
 // The directory holds sockets that hand out our pools' memory, so only we may reach it. True when
-// this call made it (then it removes it again, see remove_made_directory).
+// this call made it (then it removes it again, see close_and_tidy).
 bool ensure_private_directory(const std::string& dir) {
   FUNNEL_EXPECTS(!dir.empty(), "allgather_fds: the job directory must not be empty");
   bool made = true;

@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <string>
+#include <utility>
 
 namespace funnel {
 
