@@ -5,6 +5,9 @@
 #            funnel_mps_client (funnel-run comes with the configure)
 #   budget   the connection pool of one MPS server: a hand-started daemon, funnel_mps_client
 #            with N in 16 24 32 48 and CUDA_DEVICE_MAX_CONNECTIONS in 8 6 4 3 2 1: pass/fail
+#   context  24 ranks of funnel-stencil under a hand-started daemon with 8 connections each (more
+#            than the pool): a refused rank says why (funnel::binding), never "out of memory ...
+#            pool 'cuda'"
 #   clients  funnel_mps_client through funnel-run (defaults) at 16, 24 and 48 ranks on one GPU
 #   refuse   49 and 60 ranks through funnel-run: one line, the job ends by itself, nothing ran
 #   fault    8 ranks, rank 3 faults (illegal address): funnel-run names it, the 7 others check
@@ -28,8 +31,8 @@ usage() {
 Usage: scripts/gpu/dense-sharing.sh [--build-dir DIR] [--stages LIST] [--help]
   --build-dir DIR   the CUDA build to use (default: build-gpu in the repository); the stage
                     "build" configures and builds the targets it needs there
-  --stages LIST     comma list of stages (default: all = build,budget,clients,refuse,fault,
-                    heat3d,startup,share,mpsoff,cleanup); see the head of this script
+  --stages LIST     comma list of stages (default: all = build,budget,context,clients,refuse,
+                    fault,heat3d,startup,share,mpsoff,cleanup); see the head of this script
 Details go to $OUT/dense (or ./gpu-out/dense); a short table is printed last. Exit status 1
 when a check failed (a goal not met is reported, not failed).
 USAGE
@@ -38,7 +41,7 @@ USAGE
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
 stages=all
-all_stages=build,budget,clients,refuse,fault,heat3d,startup,share,mpsoff,cleanup
+all_stages=build,budget,context,clients,refuse,fault,heat3d,startup,share,mpsoff,cleanup
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir)
@@ -196,6 +199,21 @@ stage_budget() {
   record budget "largest N x connections that ran" info "${best} (smallest that failed: ${worst})"
   record budget "funnel-run's budget 96 fits" "$([[ ${fits} == 1 ]] && echo ok || echo FAIL)" \
     "every run with N x connections <= 96 passed: $([[ ${fits} == 1 ]] && echo yes || echo no) (see budget.txt)"
+}
+
+stage_context() {
+  local dir=${tmp}/context log=${out}/context.log pool classified
+  start_daemon "${dir}"
+  CUDA_DEVICE_MAX_CONNECTIONS=8 CUDA_MPS_PIPE_DIRECTORY=${dir}/pipe CUDA_MPS_LOG_DIRECTORY=${dir}/log \
+    CUDA_VISIBLE_DEVICES=${uuid0} mpi 24 "${build}/bin/funnel-stencil" --backend cuda \
+    --problem heat3d --n "96,96,96" --steps 5 --quiet >"${log}" 2>&1 || true
+  stop_daemon "${dir}/pipe"
+  pool=$(grep -c "pool 'cuda'" "${log}" || true)
+  classified=$(grep -c 'cannot create a CUDA context' "${log}" || true)
+  record context "no refusal reads as a pool's OOM" "$(verdict test "${pool}" -eq 0)" \
+    "${pool} line(s) with \"pool 'cuda'\""
+  record context "refused ranks say why" "$([[ ${classified} -gt 0 ]] && echo ok || echo info)" \
+    "${classified} rank(s): $(grep -m 1 -o 'cannot create a CUDA context.*' "${log}" | cut -c1-160)"
 }
 
 stage_clients() {
@@ -484,7 +502,7 @@ main() {
   } >"${out}/machine.txt" 2>&1 || true
   : >"${out}/checks.txt"
   for s in "${wanted[@]}"; do
-    if [[ ${s} != build && ( ! -x ${runner} || ! -x ${client} ) ]]; then
+    if [[ ${s} != build && (! -x ${runner} || ! -x ${client}) ]]; then
       record "${s}" "needs a build" FAIL "${runner} or ${client} missing (stage build)"
       continue
     fi
