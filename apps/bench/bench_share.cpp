@@ -111,6 +111,7 @@ outcome run_share(const context& ctx) {
   o.raw.set("box_steps", box_steps);
   o.raw.set("sm_count", sm_count);
   json_value all_points = json_value::object();
+  json_value refused_points = json_value::array();  // past the client limit: funnel-run's refusal
 
   for (const std::string& w : workloads) {
     const bool synthetic = w == "synthetic";
@@ -126,10 +127,21 @@ outcome run_share(const context& ctx) {
           p = synthetic ? synthetic_point(ctx, n, m, blocks, iterations, launches)
                         : heat3d_point(ctx, n, m, box, box_steps);
         } catch (const std::exception& e) {
-          // One failed point (e.g. an MPS client limit) must not hide the others: say it, go on.
+          // One failed point must not hide the others: say it, go on. A point past the MPS
+          // server's client limit is funnel-run's refusal, before any rank starts: not a failure.
           const std::string what = e.what();
+          const bool refused =
+              m == launch_mode::mps_on && what.find("more than MPS allows") != std::string::npos;
           o.notes.push_back(w + " N=" + std::to_string(n) + " " + to_string(m) +
-                            " failed: " + what.substr(0, what.find('\n')));
+                            (refused ? " refused by funnel-run (more ranks on one GPU than the "
+                                       "MPS server serves, --mps-max-clients)"
+                                     : " failed: " + what.substr(0, what.find('\n'))));
+          if (refused) {
+            json_value j = json_value::object();
+            j.set("workload", w);
+            j.set("ranks", n);
+            refused_points.push_back(std::move(j));
+          }
           failed = true;
           break;
         }
@@ -188,6 +200,7 @@ outcome run_share(const context& ctx) {
     all_points.set(w, std::move(points));
   }
   o.raw.set("points", std::move(all_points));
+  o.raw.set("refused", std::move(refused_points));
   o.raw.set("single_rank_reference", "N=1 " + to_string(modes.front()));
   if (modes.size() == 1) {
     o.notes.push_back(

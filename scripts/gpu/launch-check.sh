@@ -75,11 +75,11 @@ watch_clients() {
   echo "${most}"
 }
 
-# True when no MPS process and no funnel-run directory is left within 10 s.
+# True when no MPS process and nothing in funnel-run's tmpdir is left within 10 s.
 torn_down() {
   local deadline=$((SECONDS + 10))
   while ((SECONDS < deadline)); do
-    if [[ -z $(mps_processes) && -z $(find "${tmp}" -mindepth 2 -maxdepth 2 2>/dev/null) ]]; then
+    if [[ -z $(mps_processes) && -z $(find "${tmp}" -mindepth 1 -print -quit 2>/dev/null) ]]; then
       return 0
     fi
     sleep 0.2
@@ -95,7 +95,7 @@ check_teardown() { # check_teardown NAME
   if torn_down; then
     record "$1" ok "no MPS process or directory left after $((SECONDS - t0)) s"
   else
-    record "$1" FAIL "left: $(mps_processes | tr '\n' ' ') $(find "${tmp}" -mindepth 2 -maxdepth 2 | tr '\n' ' ')"
+    record "$1" FAIL "left: $(mps_processes | tr '\n' ' ') $(find "${tmp}" -mindepth 1 -maxdepth 2 | tr '\n' ' ')"
   fi
 }
 

@@ -219,6 +219,72 @@ TEST(BindingPlan, WarnsOnlyAboutTimeSlicedSharing) {
       << warning;
 }
 
+// A context that cannot be created says so, with the likely cause for its error, and never
+// reads as an allocation of a memory pool (as "out of memory: 0 bytes requested from pool
+// 'cuda'" did). No GPU needed: the classification is a pure function.
+TEST(BindingPlan, ClassifiesARefusedContext) {
+  funnel::detail::context_failure f;
+  f.device = 0;
+  f.mps = true;
+  f.mps_pipe = "/tmp/funnel-run-1-x/g0-abc/pipe";
+  f.ranks_on_gpu = 16;
+  f.max_connections = "8";
+  const auto message = [&](int code, const char* name) {
+    f.code = code;
+    f.name = name;
+    return funnel::detail::context_failure_message(f);
+  };
+  const struct {
+    int code;
+    const char* name;
+    const char* cause;
+  } cases[] = {
+      {805, "cudaErrorMpsConnectionFailed",
+       "could not reach the MPS control daemon or server at "
+       "/tmp/funnel-run-1-x/g0-abc/pipe"},
+      {806, "cudaErrorMpsRpcFailure", "a call to the MPS server failed"},
+      {807, "cudaErrorMpsServerNotReady", "another user holds the GPU"},
+      {808, "cudaErrorMpsMaxClientsReached",
+       "client limit is reached (funnel-run's "
+       "--mps-max-clients)"},
+      {809, "cudaErrorMpsMaxConnectionsReached",
+       "pool of connections is used up (16 ranks on this GPU x CUDA_DEVICE_MAX_CONNECTIONS=8"},
+      {810, "cudaErrorMpsClientTerminated", "terminated this client"},
+      {46, "cudaErrorDevicesUnavailable", "client limit is reached"},
+      {2, "cudaErrorMemoryAllocation", "not an allocation of the application"},
+  };
+  for (const auto& c : cases) {
+    const std::string m = message(c.code, c.name);
+    EXPECT_EQ(m.rfind("funnel::binding: cannot create a CUDA context on device 0 under MPS (pipe "
+                      "/tmp/funnel-run-1-x/g0-abc/pipe): " +
+                          std::string(c.name) + " (error " + std::to_string(c.code) + ")",
+                      0),
+              0U)
+        << m;
+    EXPECT_NE(m.find(c.cause), std::string::npos) << m;
+    EXPECT_EQ(m.find("out of memory"), std::string::npos) << m;
+    EXPECT_EQ(m.find("pool 'cuda'"), std::string::npos) << m;
+  }
+  EXPECT_NE(message(46, "cudaErrorDevicesUnavailable").find("pool of connections is used up"),
+            std::string::npos)
+      << "under MPS a refused client may be the connection pool too";
+  f.max_connections.clear();
+  EXPECT_NE(message(809, "cudaErrorMpsMaxConnectionsReached")
+                .find("CUDA_DEVICE_MAX_CONNECTIONS unset (2 under MPS)"),
+            std::string::npos);
+
+  f.mps = false;
+  f.mps_pipe.clear();
+  EXPECT_NE(message(46, "cudaErrorDevicesUnavailable").find("exclusive-process mode"),
+            std::string::npos);
+  const std::string plain = message(2, "cudaErrorMemoryAllocation");
+  EXPECT_NE(plain.find("on device 0: cudaErrorMemoryAllocation (error 2). Likely cause: the GPU "
+                       "has no memory left for another context"),
+            std::string::npos)
+      << plain;
+  EXPECT_EQ(plain.find("MPS"), std::string::npos) << plain;
+}
+
 TEST(Binding, FindsNodeLocalRanksOnTheHostBackend) {
   const auto b = funnel::binding::detect(MPI_COMM_WORLD, funnel::backend_kind::host);
   const auto& report = b.report();

@@ -1,4 +1,4 @@
-// allgather_fds and host-pool IPC between real MPI ranks of one node.
+// allgather_fds, job_directory and host-pool IPC between real MPI ranks of one node.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <mpi.h>
@@ -6,15 +6,18 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <vector>
 
 #include "funnel/error.hpp"
 #include "funnel/ipc/fd_exchange.hpp"
+#include "funnel/ipc/job_directory.hpp"
 #include "funnel/memory/memory_pool.hpp"
 
 namespace {
@@ -57,6 +60,44 @@ std::string fresh_directory(const std::string& tag) {
       .string();
 }
 
+// Sets (or unsets, for nullptr) an environment variable for one scope.
+class scoped_env {
+ public:
+  scoped_env(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value != nullptr) {
+      ::setenv(name, value, 1);
+    } else {
+      ::unsetenv(name);
+    }
+  }
+  ~scoped_env() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+  scoped_env(const scoped_env&) = delete;
+  scoped_env& operator=(const scoped_env&) = delete;
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+// The same string on every rank of `comm`: rank 0's.
+std::string rank0_value(MPI_Comm comm, std::string value) {
+  int length = static_cast<int>(value.size());
+  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
+  value.resize(static_cast<std::size_t>(length));
+  MPI_Bcast(value.data(), length, MPI_CHAR, 0, comm);
+  return value;
+}
+
 void remove_directory(const std::string& dir) {
   MPI_Barrier(node_comm());
   if (rank_of(node_comm()) == 0) fs::remove_all(dir);
@@ -94,7 +135,15 @@ TEST(AllgatherFds, EveryRankGetsEveryRanksDescriptor) {
     EXPECT_NE(fds[rank].get(), fd.get()) << "own entry is a duplicate";
   }
   EXPECT_NE(::fcntl(fd.get(), F_GETFD), -1) << "the caller's descriptor stays open";
+  EXPECT_FALSE(fs::exists(dir)) << "a directory allgather_fds made is removed again: " << dir;
+  MPI_Barrier(comm);
 
+  // A directory the caller made stays, private and empty.
+  if (rank == 0) {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0);
+  }
+  MPI_Barrier(comm);
+  (void)funnel::allgather_fds(comm, fd.get(), dir);
   struct stat info {};
   ASSERT_EQ(::stat(dir.c_str(), &info), 0);
   EXPECT_EQ(info.st_mode & 0777, 0700U);
@@ -190,26 +239,137 @@ TEST(AllgatherFds, ABadDescriptorOnOneRankFailsEveryRank) {
   remove_directory(dir);
 }
 
-TEST(DefaultJobDirectory, AllRanksAgree) {
+// The deprecated name-only API stays usable: a fresh, unpredictable name every rank agrees on.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+TEST(DefaultJobDirectory, AllRanksAgreeOnAFreshName) {
   const MPI_Comm comm = MPI_COMM_WORLD;
-  const char* saved = std::getenv("FUNNEL_JOB_DIR");
-  const std::string saved_value = saved != nullptr ? saved : "";
-  ::unsetenv("FUNNEL_JOB_DIR");
+  const scoped_env no_job_dir("FUNNEL_JOB_DIR", nullptr);
+  const scoped_env no_run_dir("FUNNEL_RUN_DIR", nullptr);
   const std::string dir = funnel::default_job_directory(comm);
   EXPECT_NE(dir.find("/funnel-" + std::to_string(::geteuid()) + "-"), std::string::npos) << dir;
-  int length = static_cast<int>(dir.size());
-  MPI_Bcast(&length, 1, MPI_INT, 0, comm);
-  std::string root_dir(static_cast<std::size_t>(length), '\0');
-  if (rank_of(comm) == 0) root_dir = dir;
-  MPI_Bcast(root_dir.data(), length, MPI_CHAR, 0, comm);
-  EXPECT_EQ(dir, root_dir);
-  ::setenv("FUNNEL_JOB_DIR", "/somewhere/else", 1);
-  EXPECT_EQ(funnel::default_job_directory(comm), "/somewhere/else");
-  if (saved != nullptr) {
-    ::setenv("FUNNEL_JOB_DIR", saved_value.c_str(), 1);
-  } else {
-    ::unsetenv("FUNNEL_JOB_DIR");
+  EXPECT_EQ(dir, rank0_value(comm, dir));
+  EXPECT_NE(funnel::default_job_directory(comm), dir) << "two calls, two names";
+  {
+    const scoped_env run_dir("FUNNEL_RUN_DIR", "/run/dir");
+    EXPECT_EQ(funnel::default_job_directory(comm).rfind("/run/dir/fd-", 0), 0U)
+        << "inside funnel-run's directory of the job";
   }
+  const scoped_env job_dir("FUNNEL_JOB_DIR", "/somewhere/else");
+  EXPECT_EQ(funnel::default_job_directory(comm), "/somewhere/else");
+}
+
+// #20 row 5: another user makes the directory the job would have used before the job does.
+// The old name was <tmp>/funnel-<uid>-<launch id>; now nobody can know it beforehand.
+TEST(DefaultJobDirectory, ANameTakenByAnotherUserDoesNotStopTheExchange) {
+  const MPI_Comm comm = node_comm();
+  int root = ::geteuid() == 0 ? 1 : 0;
+  MPI_Allreduce(MPI_IN_PLACE, &root, 1, MPI_INT, MPI_MIN, comm);
+  if (root == 0) GTEST_SKIP() << "needs root to make a directory of another user";
+  const scoped_env no_job_dir("FUNNEL_JOB_DIR", nullptr);
+  const scoped_env no_run_dir("FUNNEL_RUN_DIR", nullptr);
+  std::string id;
+  for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}) {
+    if (const char* v = std::getenv(name); v != nullptr && id.empty()) id = v;
+  }
+  if (id.empty()) GTEST_SKIP() << "no launch id in the environment (run under mpirun)";
+  for (char& c : id) {
+    if (std::isalnum(static_cast<unsigned char>(c)) == 0 && c != '.' && c != '-') c = '_';
+  }
+  const std::string taken =
+      fs::temp_directory_path().string() + "/funnel-" + std::to_string(::geteuid()) + "-" + id;
+  if (rank_of(comm) == 0) {
+    fs::remove_all(taken);
+    ASSERT_EQ(::mkdir(taken.c_str(), 0777), 0);
+    ASSERT_EQ(::chown(taken.c_str(), 65534, 65534), 0);
+  }
+  MPI_Barrier(comm);
+  funnel::unique_fd fd = memfd_with(fresh_random());
+  const std::string dir = funnel::default_job_directory(MPI_COMM_WORLD);
+  EXPECT_NE(dir, taken);
+  EXPECT_EQ(funnel::allgather_fds(comm, fd.get(), dir, std::chrono::seconds(10)).size(),
+            static_cast<std::size_t>(size_of(comm)));
+  remove_directory(taken);
+}
+#pragma GCC diagnostic pop
+
+TEST(JobDirectory, OnePrivateUnpredictableDirectoryPerNode) {
+  const MPI_Comm comm = node_comm();
+  const scoped_env no_run_dir("FUNNEL_RUN_DIR", nullptr);
+  funnel::job_directory first = funnel::job_directory::create(comm);
+  funnel::job_directory second = funnel::job_directory::create(comm);
+  EXPECT_EQ(first.path(), rank0_value(comm, first.path())) << "every rank gets rank 0's";
+  EXPECT_NE(first.path(), second.path());
+  EXPECT_NE(first.path().find("/funnel-job-" + std::to_string(::geteuid()) + "-"),
+            std::string::npos)
+      << first.path();
+  struct stat info {};
+  ASSERT_EQ(::lstat(first.path().c_str(), &info), 0);
+  EXPECT_TRUE(S_ISDIR(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0700U);
+  EXPECT_EQ(info.st_uid, ::geteuid());
+  // Descriptors go through it; it stays while anyone holds it.
+  funnel::unique_fd fd = memfd_with(fresh_random());
+  EXPECT_EQ(funnel::allgather_fds(comm, fd.get(), first.path()).size(),
+            static_cast<std::size_t>(size_of(comm)));
+  MPI_Barrier(comm);
+  EXPECT_TRUE(fs::is_directory(first.path()));
+}
+
+TEST(JobDirectory, RemovedWhenTheNodesLastRankIsDone) {
+  const MPI_Comm comm = node_comm();
+  const int rank = rank_of(comm);
+  const int last = size_of(comm) - 1;
+  const scoped_env no_run_dir("FUNNEL_RUN_DIR", nullptr);
+  std::optional<funnel::job_directory> dir(funnel::job_directory::create(comm));
+  const std::string path = dir->path();
+  if (rank != last) dir.reset();
+  MPI_Barrier(comm);
+  EXPECT_TRUE(fs::is_directory(path)) << "one rank still holds it";
+  MPI_Barrier(comm);
+  if (rank == last) dir.reset();
+  MPI_Barrier(comm);
+  EXPECT_FALSE(fs::exists(path)) << "the last rank removed it";
+  funnel::job_directory moved_from = funnel::job_directory::create(comm);
+  funnel::job_directory owner = std::move(moved_from);
+  EXPECT_TRUE(moved_from.path().empty());  // NOLINT(bugprone-use-after-move): documented state
+  EXPECT_FALSE(owner.path().empty());
+}
+
+TEST(JobDirectory, InsideFunnelRunsDirectoryOfTheJob) {
+  const MPI_Comm comm = node_comm();
+  const std::string run_dir = fresh_directory("run");
+  if (rank_of(comm) == 0) {
+    ASSERT_EQ(::mkdir(run_dir.c_str(), 0700), 0);
+  }
+  MPI_Barrier(comm);
+  {
+    const scoped_env run("FUNNEL_RUN_DIR", run_dir.c_str());
+    const funnel::job_directory dir = funnel::job_directory::create(comm);
+    EXPECT_EQ(dir.path().rfind(run_dir + "/job-", 0), 0U) << dir.path();
+  }
+  MPI_Barrier(comm);
+  EXPECT_TRUE(fs::is_empty(run_dir));
+  // A FUNNEL_RUN_DIR others may enter is not funnel-run's: every rank refuses, none hangs.
+  if (rank_of(comm) == 0) {
+    ASSERT_EQ(::chmod(run_dir.c_str(), 0755), 0);
+  }
+  MPI_Barrier(comm);
+  const scoped_env run("FUNNEL_RUN_DIR", run_dir.c_str());
+  try {
+    (void)funnel::job_directory::create(comm);
+    ADD_FAILURE() << "a loose FUNNEL_RUN_DIR was used";
+  } catch (const funnel::invalid_argument& e) {
+    EXPECT_EQ(rank_of(comm), 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("FUNNEL_RUN_DIR '" + run_dir + "' has mode 0755"),
+              std::string::npos)
+        << e.what();
+  } catch (const funnel::error& e) {
+    EXPECT_NE(rank_of(comm), 0) << e.what();
+    EXPECT_NE(std::string(e.what()).find("node rank 0 could not make"), std::string::npos)
+        << e.what();
+  }
+  remove_directory(run_dir);
 }
 
 TEST(HostPoolIpc, NeighboursReadEachOthersAllocations) {

@@ -14,6 +14,7 @@ FAKE_APP=${here}/fake-app
 uid=$(id -u)
 passed=0
 failed=0
+spawned=() # processes of other uids a case started, killed by finish
 
 # ---- checks -----------------------------------------------------------------------------------
 pass() { passed=$((passed + 1)); }
@@ -37,7 +38,14 @@ expect_contains() { # expect_contains DESCRIPTION NEEDLE HAYSTACK
 # ---- the case's private world -------------------------------------------------------------------
 setup() {
   work=$(mktemp -d /tmp/flt.XXXXXX)
-  mkdir -p "${work}/t" "${work}/app"
+  # Like a node's /tmp: others may pass through the case's directory and write into t/ (sticky).
+  chmod 711 "${work}"
+  mkdir -p "${work}/t" "${work}/app" "${work}/home" "${work}/exe"
+  chmod 1777 "${work}/t"
+  # The fake daemon's executable: a copy of bash with the real daemon's name (see fake-bin/).
+  cp "$(command -v bash)" "${work}/exe/nvidia-cuda-mps-control"
+  chmod 755 "${work}/exe" "${work}/exe/nvidia-cuda-mps-control"
+  export HOME=${work}/home FAKE_MPS_DAEMON_EXE=${work}/exe/nvidia-cuda-mps-control
   export FUNNEL_TMPDIR=${work}/t FAKE_NVIDIA_LOG=${work}/nvidia.log FAKE_APP_DIR=${work}/app
   export FUNNEL_REAPER_INTERVAL=0.2 FUNNEL_MPS_QUIT_WAIT=5 FUNNEL_JOB_ID=job$$ FUNNEL_STEP_ID=0
   export PATH=${here}/fake-bin:${PATH}
@@ -53,7 +61,7 @@ case_processes() { pgrep -f -- "${work}" || true; }
 
 finish() {
   local rc=$? pid
-  for pid in $(case_processes); do kill -KILL "${pid}" 2>/dev/null || true; done
+  for pid in $(case_processes) "${spawned[@]}"; do kill -KILL "${pid}" 2>/dev/null || true; done
   if ((failed > 0)) || ((rc != 0)); then
     echo "--- fake nvidia log" >&2
     tail -n 40 "${FAKE_NVIDIA_LOG}" >&2 || true
@@ -87,16 +95,17 @@ uuid_of() { printf 'GPU-%08x-fa4e-4b1d-8c2a-%012x' $((0x5eed0000 + $1)) $(($1 + 
 daemon_starts() { grep -c -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" || true; }
 live_daemons() { pgrep -f -- "--fake-daemon ${work}" | wc -l; }
 live_reapers() { pgrep -f -- "--internal-reap ${work}" | wc -l; }
-instances() { find "${FUNNEL_TMPDIR}" -mindepth 2 -maxdepth 2 2>/dev/null | wc -l; }
+# Anything a job left in the tmpdir (funnel-run must leave nothing once the ranks are gone).
+leftovers() { find "${FUNNEL_TMPDIR}" -mindepth 1 2>/dev/null | wc -l; }
 
 # True once no daemon, no reaper and no instance directory of this case is left (10 s at most).
 torn_down() {
   local deadline=$((SECONDS + ${1:-10}))
   while ((SECONDS < deadline)); do
-    if (($(live_daemons) == 0 && $(live_reapers) == 0 && $(instances) == 0)); then return 0; fi
+    if (($(live_daemons) == 0 && $(live_reapers) == 0 && $(leftovers) == 0)); then return 0; fi
     sleep 0.2
   done
-  echo "left behind: daemons=$(live_daemons) reapers=$(live_reapers) instances=$(instances)" >&2
+  echo "left behind: daemons=$(live_daemons) reapers=$(live_reapers) left=$(leftovers)" >&2
   find "${FUNNEL_TMPDIR}" >&2 || true
   return 1
 }
@@ -114,6 +123,18 @@ app_files() { find "${FAKE_APP_DIR}" -name 'rank.*' ! -name '*.tmp' | sort; }
 # app_value FILE KEY: the value of KEY= in an app record
 app_value() { sed -n "s/^$2=//p" "$1" | head -n 1; }
 app_file_of_rank() { find "${FAKE_APP_DIR}" -name "rank.$1.*" ! -name '*.tmp' | head -n 1; }
+# True when this case's app with pid $1 has ended (pids are reused quickly on a busy machine).
+app_gone() { ! tr '\0' '\n' <"/proc/$1/environ" 2>/dev/null | grep -qx "FAKE_APP_DIR=${FAKE_APP_DIR}"; }
+# A rank without MPS: its pipe variable names the job's empty no-mps directory, no daemon answers.
+expect_no_mps() {
+  local f=$1 name
+  name=$(basename "$1")
+  expect_eq "MPS off in ${name}" off "$(app_value "${f}" FUNNEL_MPS)"
+  expect_eq "no FUNNEL_MPS_PIPE in ${name}" "" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+  expect_eq "private empty pipe directory in ${name}" "$(app_value "${f}" FUNNEL_RUN_DIR | sed 's|/run$|/no-mps|')" \
+    "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)"
+  expect_eq "no daemon answered ${name}" 0 "$(app_value "${f}" mps_answered)"
+}
 
 # ---- cases ------------------------------------------------------------------------------------
 case_help_version() {
@@ -143,7 +164,9 @@ case_bad_values() {
     "--mps-wait 0|0" "--mps-wait soon|soon" "--gpus 1,,2|1,,2" "--gpus first|first"
     "--mps-pinned-mem-limit 8X|8X" "--mps-max-clients 0|0" "--mps-client-devices index|index"
     "--tmpdir relative/dir|relative/dir" "--tmpdir /no/such/dir|/no/such/dir"
-    "--bogus-option|--bogus-option" "--policy=packed,numa|packed,numa")
+    "--bogus-option|--bogus-option" "--policy=packed,numa|packed,numa"
+    "--mps-off-pipe shared|shared" "--mps-connection-budget 0|0" "--mps-connection-budget many|many"
+    "--mps-connection-budget 1025|1025" "--mps-max-clients 99999999999|99999999999")
   for entry in "${cases[@]}"; do
     args=${entry%|*}
     rc=0
@@ -290,7 +313,14 @@ case_binding_tables() {
   expect_eq "uuid of rank 5" "$(uuid_of 1)" "$(field uuid "${line}")"
   expect_eq "ranks on GPU" 2 "$(field ranks_on_gpu "${line}")"
   expect_eq "auto: MPS when shared" on "$(field mps "${line}")"
-  expect_contains "pipe names user, job, step and GPU" "/funnel-${uid}/job$$.0.$(gpu_tag 1)/pipe" "$(field pipe "${line}")"
+  expect "pipe: the user's private job directory, then the GPU" \
+    grep -qE "^${FUNNEL_TMPDIR}/funnel-run-${uid}-[0-9a-f]{16}/$(gpu_tag 1)/pipe\$" <<<"$(field pipe "${line}")"
+  local other
+  other=$(FUNNEL_JOB_ID=other$$ OMPI_COMM_WORLD_LOCAL_RANK=5 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan)
+  expect "another job, another directory" test "$(field pipe "${other}")" != "$(field pipe "${line}")"
+  other=$(HOME=/nonexistent OMPI_COMM_WORLD_LOCAL_RANK=5 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan)
+  expect_eq "without a usable HOME the job key names it" \
+    "${FUNNEL_TMPDIR}/funnel-run-${uid}-job$$.0/$(gpu_tag 1)/pipe" "$(field pipe "${other}")"
   line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=4 plan)
   expect_eq "auto: no MPS when not shared" off "$(field mps "${line}")"
   expect_eq "no pipe without MPS" - "$(field pipe "${line}")"
@@ -383,7 +413,9 @@ case_mpirun_mps() {
     expect_eq "rank ${r} ranks on GPU" 4 "$(app_value "${f}" FUNNEL_RANKS_ON_GPU)"
     expect_eq "rank ${r} MPS" on "$(app_value "${f}" FUNNEL_MPS)"
     expect_eq "rank ${r} pipe" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
-    expect_contains "rank ${r} pipe is its GPU's" "job$$.0.$(gpu_tag "${gpu}")/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_contains "rank ${r} pipe is its GPU's" "/$(gpu_tag "${gpu}")/pipe" "$(app_value "${f}" FUNNEL_MPS_PIPE)"
+    expect_eq "rank ${r} job directory" "$(dirname "$(dirname "$(app_value "${f}" FUNNEL_MPS_PIPE)")")/run" \
+      "$(app_value "${f}" FUNNEL_RUN_DIR)"
     expect_eq "rank ${r} pipe private" "700:${uid}" "$(app_value "${f}" pipe_mode)"
     expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
     expect_eq "rank ${r} daemon still up at its exit" 1 "$(app_value "${f}" mps_answered_at_exit)"
@@ -403,9 +435,9 @@ case_mpirun_mps() {
   expect_eq "4 ranks on 4 GPUs" 0 "${rc}"
   expect_eq "no daemon when no GPU is shared" 0 "$(daemon_starts)"
   for f in $(app_files); do
-    expect_eq "MPS off in $(basename "${f}")" off "$(app_value "${f}" FUNNEL_MPS)"
-    expect_eq "no pipe in $(basename "${f}")" "" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)"
+    expect_no_mps "${f}"
   done
+  expect "teardown without MPS" torn_down
 
   # The client-side choice: --mps-client-devices unset leaves the daemon to pick the GPU.
   rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
@@ -527,62 +559,55 @@ case_mps_missing() {
   expect_eq "runs without MPS" 0 "${rc}"
   expect_eq "one warning per node" 1 "$(grep -c 'nvidia-cuda-mps-control not found' <<<"${err}")"
   expect_eq "4 apps" 4 "$(app_files | wc -l)"
-  for f in $(app_files); do
-    expect_eq "MPS off in $(basename "${f}")" off "$(app_value "${f}" FUNNEL_MPS)"
-    expect_eq "no pipe in $(basename "${f}")" "" "$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)"
-  done
+  for f in $(app_files); do expect_no_mps "${f}"; done
   rc=0
   PATH="${work}/bin:/usr/local/bin:/usr/bin:/bin" "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>/dev/null || rc=$?
   expect_eq "--mps on falls back too" 0 "${rc}"
   expect_eq "nothing started" 0 "$(daemon_starts)"
 }
 
+# The job directory a real run of this case's job would use (from a dry run's pipe).
+job_dir_of() { dirname "$(dirname "$(field pipe "$(plan --mps on)")")"; }
+
 case_insecure_dirs() {
   export FAKE_GPU_COUNT=1
-  local root=${FUNNEL_TMPDIR}/funnel-${uid} rc err
-  local inst
-  inst=${root}/job$$.0.$(gpu_tag 0)
+  local dir rc err
+  dir=$(job_dir_of)
   try_run() {
     rc=0
     err=$("${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
   }
-  mkdir -m 755 "${root}"
+  mkdir -m 755 "${dir}"
   try_run
-  expect_eq "loose user directory refused" 1 "${rc}"
-  expect_contains "message names it" "refusing to use '${root}'" "${err}"
-  chmod 700 "${root}"
-  mkdir -m 700 "${inst}"
-  mkdir -m 777 "${inst}/pipe"
-  try_run
-  expect_eq "world-writable pipe directory refused" 1 "${rc}"
-  expect_contains "message names the mode" "mode 777" "${err}"
-  chmod 700 "${inst}/pipe"
+  expect_eq "loose job directory refused" 1 "${rc}"
+  expect_contains "message names it and its mode" "refusing to use '${dir}': owned by uid ${uid} with mode 755" "${err}"
+  rmdir "${dir}"
   if ((uid == 0)); then
-    chown 65534 "${inst}/pipe"
+    mkdir -m 700 "${dir}"
+    chown 65534 "${dir}"
     try_run
-    expect_eq "pipe directory of another user refused" 1 "${rc}"
+    expect_eq "job directory of another user refused" 1 "${rc}"
     expect_contains "message names the owner" "owned by uid 65534" "${err}"
-    rm -rf "${inst}/pipe"
-    mkdir -m 700 "${inst}/pipe"
+    rmdir "${dir}"
   fi
-  rm -rf "${inst}/pipe"
-  ln -s /tmp "${inst}/pipe"
+  ln -s /tmp "${dir}"
   try_run
-  expect_eq "symlinked pipe directory refused" 1 "${rc}"
-  rm -f "${inst}/pipe"
+  expect_eq "symlinked job directory refused" 1 "${rc}"
+  expect_contains "message says why" "it is not a directory" "${err}"
+  rm -f "${dir}"
   expect_eq "no daemon was started" 0 "$(daemon_starts)"
   expect_eq "no app ran" 0 "$(app_files | wc -l)"
   try_run
-  expect_eq "runs once the directories are sound" 0 "${rc}"
+  expect_eq "runs once the directory is sound" 0 "${rc}"
   expect "teardown" torn_down
 }
 
 case_stale_daemon() {
   export FAKE_GPU_COUNT=1
-  local root=${FUNNEL_TMPDIR}/funnel-${uid} rc=0 err old
-  local inst
-  inst=${root}/job$$.0.$(gpu_tag 0)
-  mkdir -m 700 "${root}" "${inst}" "${inst}/pipe" "${inst}/log"
+  local dir inst rc=0 err old
+  dir=$(job_dir_of)
+  inst=${dir}/$(gpu_tag 0)
+  mkdir -m 700 "${dir}" "${inst}" "${inst}/pipe" "${inst}/log"
   # An earlier job with the same id left its daemon: no reaper, no rank.
   CUDA_MPS_PIPE_DIRECTORY=${inst}/pipe CUDA_MPS_LOG_DIRECTORY=${inst}/log nvidia-cuda-mps-control -d
   sleep 0.3
@@ -649,8 +674,9 @@ case_cleanup() {
   "${FUNNEL_RUN}" --cleanup
   expect_eq "--cleanup leaves a live job's daemon" 1 "$(live_daemons)"
   # Everything but the daemon dies at once (as under a cgroup kill that missed the daemon).
-  local reaper
+  local reaper deadline=$((SECONDS + 5))
   for reaper in $(pgrep -f -- "--internal-reap ${work}"); do kill -KILL "${reaper}"; done
+  while (($(live_reapers) > 0)) && ((SECONDS < deadline)); do sleep 0.1; done
   expect_eq "reaper killed" 0 "$(live_reapers)"
   kill -KILL "${wrapper}" "${app}"
   wait "${wrapper}" 2>/dev/null || true
@@ -658,7 +684,7 @@ case_cleanup() {
   expect_eq "the daemon is stranded" 1 "$(live_daemons)"
   local out
   out=$("${FUNNEL_RUN}" --cleanup)
-  expect_contains "--cleanup reports it" "stopped the MPS instance job$$" "${out}"
+  expect_contains "--cleanup reports it" "removed the directory of job job$$.0 (1 MPS daemon(s) stopped)" "${out}"
   expect "--cleanup stops a stranded daemon" torn_down
 
   # --cleanup --job stops a job's daemon even while ranks still run (an epilog).
@@ -673,6 +699,415 @@ case_cleanup() {
   kill -TERM "${wrapper}"
   wait "${wrapper}" 2>/dev/null || true
   expect "and nothing is left" torn_down
+}
+
+# ---- dense sharing (#22) --------------------------------------------------------------------
+# conn_of SIZE ARGS...: CUDA_DEVICE_MAX_CONNECTIONS of local rank 0 of SIZE ranks on GPU 0
+conn_of() {
+  local size=$1
+  shift
+  field connections "$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=${size} plan --gpus 0 "$@")"
+}
+
+case_per_client() {
+  export FAKE_GPU_COUNT=1
+  # CUDA's default, and under MPS the rank's share of the budget (96 per GPU by default).
+  expect_eq "1 rank" 8 "$(conn_of 1)"
+  expect_eq "1 rank, --mps on" 8 "$(conn_of 1 --mps on)"
+  expect_eq "8 ranks on one GPU" 8 "$(conn_of 8)"
+  expect_eq "16 ranks on one GPU" 6 "$(conn_of 16)"
+  expect_eq "48 ranks on one GPU" 2 "$(conn_of 48)"
+  expect_eq "48 ranks without MPS: no shared pool" 8 "$(conn_of 48 --mps off)"
+  expect_eq "16 ranks, budget 128" 8 "$(conn_of 16 --mps-connection-budget 128)"
+  expect_eq "48 ranks, budget 48" 1 "$(conn_of 48 --mps-connection-budget 48)"
+  expect_eq "48 ranks, FUNNEL_MPS_CONNECTION_BUDGET=144" 3 "$(FUNNEL_MPS_CONNECTION_BUDGET=144 conn_of 48)"
+  expect_eq "thread percentage auto, 48 ranks" 2 \
+    "$(field threads "$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan --gpus 0 --mps-thread-percentage auto)")"
+  expect_eq "16 ranks over 2 GPUs (8 each)" 8 \
+    "$(field connections "$(FAKE_GPU_COUNT=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=16 plan)")"
+
+  # A request the budget cannot give every rank: lowered, and local rank 0 warns once.
+  local out
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=16 plan_raw --gpus 0 --max-connections 8)
+  expect_eq "--max-connections 8 for 16 ranks" 6 "$(field connections "$(sed -n 's/.*binding //p' <<<"${out}")")"
+  expect_contains "the warning names the budget" \
+    "--max-connections 8 for 16 ranks on one GPU is more than the MPS connection budget of 96 per GPU allows: each rank gets 6" "${out}"
+  expect_eq "one warning line" 1 "$(grep -c 'connection budget' <<<"${out}")"
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=3 OMPI_COMM_WORLD_LOCAL_SIZE=16 plan_raw --gpus 0 --max-connections 8)
+  expect_eq "other ranks do not repeat it" 0 "$(grep -c 'connection budget' <<<"${out}")"
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan_raw --gpus 0 --max-connections 8)
+  expect_eq "no warning when it fits" 0 "$(grep -c 'connection budget' <<<"${out}")"
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0 --streams 4)
+  expect_contains "--streams too" "--streams 4 for 48 ranks on one GPU is more than" "${out}"
+  out=$(CUDA_DEVICE_MAX_CONNECTIONS=4 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0)
+  expect_contains "and the environment's request" "CUDA_DEVICE_MAX_CONNECTIONS=4 for 48 ranks" "${out}"
+  expect_eq "the environment's request without MPS" 4 "$(CUDA_DEVICE_MAX_CONNECTIONS=4 conn_of 1)"
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0)
+  expect_eq "the default request is lowered silently" 0 "$(grep -c 'connection budget' <<<"${out}")"
+
+  # What the apps of 16 and 48 ranks on one GPU get under real mpirun.
+  local n f
+  for n in 16 48; do
+    rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+    local rc=0 want=$((96 / n))
+    FAKE_APP_SLEEP=1 mpi "${n}" --mps-thread-percentage auto -- "${FAKE_APP}" 2>/dev/null || rc=$?
+    expect_eq "${n} ranks: mpirun status" 0 "${rc}"
+    expect_eq "${n} ranks: apps" "${n}" "$(app_files | wc -l)"
+    expect_eq "${n} ranks: one daemon" 1 "$(daemon_starts)"
+    expect_eq "${n} ranks: connections of every rank" "${want}" \
+      "$(for f in $(app_files); do app_value "${f}" CUDA_DEVICE_MAX_CONNECTIONS; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+    expect_eq "${n} ranks: thread percentage of every rank" "$((100 / n))" \
+      "$(for f in $(app_files); do app_value "${f}" CUDA_MPS_ACTIVE_THREAD_PERCENTAGE; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+    expect_eq "${n} ranks: every rank's daemon answered" 1 \
+      "$(for f in $(app_files); do app_value "${f}" mps_answered; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+    expect "${n} ranks: teardown" torn_down 20
+  done
+}
+
+# 60 ranks on one GPU: refused by local rank 0 in one line before anything starts, and mpirun
+# ends (its abort used to hang when 60 ranks exited at once while it was still starting them).
+case_refuse_mpirun() {
+  export FAKE_GPU_COUNT=1
+  local out rc=0
+  out=$(timeout 100 "${MPIEXEC}" --oversubscribe -np 60 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "mpirun ended by itself (124: it hung)" test "${rc}" -ne 124
+  expect "mpirun reports the refusal" test "${rc}" -ne 0
+  expect_eq "one line" 1 "$(grep -c 'more than MPS allows' <<<"${out}")"
+  expect_contains "the line names the limit" \
+    "funnel-run: error: 60 ranks on one GPU is more than MPS allows (48 clients per GPU, --mps-max-clients)" "${out}"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  expect_eq "no daemon" 0 "$(daemon_starts)"
+  expect "nothing left" torn_down
+  rc=0
+  out=$(timeout 100 "${MPIEXEC}" --oversubscribe -np 6 "${FUNNEL_RUN}" --mps-max-clients 4 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "a lower limit: refused" test "${rc}" -ne 0 -a "${rc}" -ne 124
+  expect_eq "a lower limit: one line" 1 "$(grep -c '6 ranks on one GPU is more than MPS allows (4 clients' <<<"${out}")"
+}
+
+# A start-up that fails on one of 4 ranks: the job ends non-zero and leaves nothing behind.
+case_startup_failure() {
+  export FAKE_GPU_COUNT=1
+  local rc=0 out f
+  # The app is missing for one rank (an MPMD launch).
+  out=$(FAKE_APP_SLEEP=5 timeout 100 "${MPIEXEC}" --oversubscribe -np 3 "${FUNNEL_RUN}" -- "${FAKE_APP}" : \
+    -np 1 "${FUNNEL_RUN}" -- "${work}/no-such-app" 2>&1) || rc=$?
+  expect "app missing on one rank: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
+  expect "app missing on one rank: nothing left" torn_down 20
+  for f in $(app_files); do
+    expect "app missing on one rank: $(basename "${f}") ended" app_gone "$(app_value "${f}" pid)"
+  done
+  # One rank's app fails as its first CUDA call would (here: a fatal GPU fault).
+  rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+  rc=0
+  out=$(FAKE_APP_SLEEP=30 FAKE_APP_FAULT_RANK=2 timeout 100 "${MPIEXEC}" --oversubscribe -np 4 "${FUNNEL_RUN}" --mps on \
+    -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "a failing rank: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
+  expect_eq "a failing rank: one line names it" 1 "$(grep -c 'funnel-run: rank .*: the app (pid' <<<"${out}")"
+  expect_contains "a failing rank: with the MPS server's line" \
+    "(local rank 2) on GPU 0 ($(uuid_of 0)): the app (pid" "${out}"
+  expect_contains "a failing rank: and its error" \
+    "exited with status 1; MPS server log: " "${out}"
+  expect_contains "a failing rank: the server's words" "an illegal memory access (fake)" "${out}"
+  expect "a failing rank: nothing left" torn_down 20
+  expect_eq "a failing rank: no process of the job left" "" "$(case_processes | tr '\n' ' ')"
+}
+
+# The job directory goes after a normal end (checked by every torn_down) and after kill -9 of
+# every rank, wrappers and apps together: only the reaper is left to remove it.
+case_kill_all() {
+  export FAKE_GPU_COUNT=1
+  FAKE_APP_SLEEP=60 mpi_bg 4 -- "${FAKE_APP}"
+  expect "4 apps started" wait_apps 4
+  expect_eq "the apps left something in FUNNEL_RUN_DIR" 4 "$(find "${FUNNEL_TMPDIR}" -path '*/run/app-*' | wc -l)"
+  local f run
+  run=$(app_value "$(app_file_of_rank 0)" FUNNEL_RUN_DIR)
+  expect_eq "FUNNEL_RUN_DIR is private" "700:${uid}" "$(app_value "$(app_file_of_rank 0)" run_dir_mode)"
+  local -a pids=()
+  for f in $(app_files); do pids+=("$(app_value "${f}" pid)"); done
+  # The wrappers: mpirun's children (only this case's, whatever else runs on the machine).
+  mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "${launcher}")
+  kill -KILL "${pids[@]}"
+  wait "${launcher}" 2>/dev/null || true
+  expect "teardown after kill -9 of every wrapper and app" torn_down 15
+  expect "the run directory is gone" test ! -e "${run}"
+}
+
+# A rank whose app fails by itself (a signal nobody sent through funnel-run, or a status of its
+# own) is named in one line.
+case_fault_report() {
+  local rc=0 err
+  err=$("${FUNNEL_RUN}" -- bash -c 'kill -SEGV $$' 2>&1) || rc=$?
+  expect_eq "status of an app killed by SIGSEGV" 139 "${rc}"
+  expect_eq "one line" 1 "$(grep -c 'the app (pid' <<<"${err}")"
+  expect_contains "it names the rank" "funnel-run: rank ? (local rank 0) on GPU 0 ($(uuid_of 0)): the app (pid" "${err}"
+  expect_contains "and the signal" "was killed by signal SIGSEGV" "${err}"
+  rc=0
+  err=$(FAKE_APP_EXIT=3 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "an app's own exit status" 3 "${rc}"
+  expect_contains "is named too" "the app (pid $(app_value "$(app_files)" pid)) exited with status 3" "${err}"
+  expect "teardown" torn_down
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  # All 4 ranks fail alike (a usage error): the node's first one is named, the rest are its echo.
+  # (Not "exactly one": mpirun may drop the output of a rank that ends as it aborts the job.)
+  rc=0
+  err=$(FAKE_APP_EXIT=2 FAKE_APP_SLEEP=1 mpi 4 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "4 ranks failing alike: at most one line" test "$(grep -c 'the app (pid' <<<"${err}")" -le 1
+  expect "teardown" torn_down
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  FAKE_APP_SLEEP=30 "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>"${work}/err" &
+  local wrapper=$!
+  expect "app started" wait_apps 1
+  kill -TERM "${wrapper}"
+  wait "${wrapper}" 2>/dev/null || true
+  expect_eq "a signal funnel-run forwarded is not reported" 0 "$(grep -c 'the app (pid' "${work}/err")"
+  expect "teardown" torn_down
+}
+
+# Ranks without MPS: by default an empty private pipe directory, so no daemon serves them (not
+# even one at /tmp/nvidia-mps); with --mps-off-pipe system CUDA looks where it would by itself.
+case_mps_off_pipe() {
+  export FAKE_GPU_COUNT=1
+  local rc=0 f pipe
+  "${FUNNEL_RUN}" --mps off -- "${FAKE_APP}" || rc=$?
+  expect_eq "--mps off" 0 "${rc}"
+  f=$(app_files)
+  expect_no_mps "${f}"
+  pipe=$(app_value "${f}" CUDA_MPS_PIPE_DIRECTORY)
+  expect "teardown" torn_down
+  expect "the pipe directory is gone with the job" test ! -e "${pipe}"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  "${FUNNEL_RUN}" --mps off --mps-off-pipe system -- "${FAKE_APP}" || rc=$?
+  expect_eq "--mps-off-pipe system: no pipe variable" "" "$(app_value "$(app_files)" CUDA_MPS_PIPE_DIRECTORY)"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  FUNNEL_MPS_OFF_PIPE=system CUDA_MPS_PIPE_DIRECTORY=${work}/nobody "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>/dev/null || rc=$?
+  expect_eq "FUNNEL_MPS_OFF_PIPE=system: no pipe variable" "" "$(app_value "$(app_files)" CUDA_MPS_PIPE_DIRECTORY)"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  "${FUNNEL_RUN}" --mps-off-pipe private -- "${FAKE_APP}" || rc=$?
+  expect_no_mps "$(app_files)"
+  expect_eq "all ran" 0 "${rc}"
+  expect "teardown" torn_down
+}
+
+# funnel-bench share: a point past the MPS client limit is reported as refused, not as failed.
+case_bench_refused() {
+  if [[ -z ${FUNNEL_BENCH:-} || ! -x ${FUNNEL_BENCH} ]] || ! command -v python3 >/dev/null; then
+    echo "skipped: funnel-bench (FUNNEL_BENCH) or python3 missing"
+    exit 77
+  fi
+  export FAKE_GPU_COUNT=1
+  local json=${work}/share.json rc=0
+  (cd "${work}" && FUNNEL_MPS_MAX_CLIENTS=2 FUNNEL_BENCH_LAUNCH_ON_HOST=1 \
+    FUNNEL_BENCH_LAUNCHER=${FUNNEL_RUN} OMP_NUM_THREADS=1 timeout 250 "${FUNNEL_BENCH}" share \
+    --quick --backend host --ranks 1,2,3 --workloads synthetic --json "${json}") \
+    >"${work}/bench.out" 2>&1 || rc=$?
+  expect_eq "share ends well" 0 "${rc}"
+  local verdict
+  verdict=$(python3 -c '
+import json, sys
+share = json.load(open(sys.argv[1]))["benchmarks"]["share"]
+ranks = sorted(p["ranks"] for p in share["raw"]["points"]["synthetic"] if p["mps"])
+print(share["status"], ranks, share["raw"]["refused"])' "${json}" 2>&1)
+  expect_eq "N=3 refused, N=1 and 2 measured" \
+    "ok [1, 2] [{'workload': 'synthetic', 'ranks': 3}]" "${verdict}"
+  expect "the note says refused" grep -q 'synthetic N=3 funnel-run --mps on refused by funnel-run' \
+    "${work}/bench.out"
+  if ((failed > 0)); then grep -h 'note:' "${work}/bench.out" >&2 || true; fi
+  expect "teardown" torn_down
+}
+
+# ---- a node shared with other users (#20) ----------------------------------------------------
+# The job's user (the attacker) is uid 4242, the victim uid 4343; the cleanup runs as root, as a
+# Slurm epilog would. Each case plants what the issue's row describes, in funnel-run's layout and
+# in the one before it (<tmp>/funnel-<uid>/<job>.<step>.<gpu>), so that it fails on either.
+readonly attacker=4242 victim=4343
+
+need_root() {
+  if ((uid != 0)) || ! command -v setpriv >/dev/null; then
+    echo "skipped: needs root and setpriv (util-linux) to play other users"
+    exit 77
+  fi
+}
+as_uid() { # as_uid UID COMMAND...
+  local who=$1
+  shift
+  setpriv --reuid "${who}" --regid "${who}" --clear-groups -- "$@"
+}
+write_as() { printf '%s\n' "$3" | as_uid "$1" tee -- "$2" >/dev/null; } # write_as UID FILE TEXT
+# spawn_as UID COMMAND...: a process of that uid in the background (no pipe of ours held open);
+# spawned_pid is its pid, which finish kills.
+spawned_pid=""
+spawn_as() {
+  local who=$1
+  shift
+  setpriv --reuid "${who}" --regid "${who}" --clear-groups -- "$@" </dev/null >/dev/null 2>&1 &
+  spawned_pid=$!
+  disown "${spawned_pid}"
+  spawned+=("${spawned_pid}")
+  sleep 0.3
+}
+start_of() { awk '{ print $22 }' "/proc/$1/stat"; }
+
+attacker_instances() {
+  echo "${FUNNEL_TMPDIR}/funnel-${attacker}/attack$$.0.$(gpu_tag 0)"
+  echo "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/$(gpu_tag 0)"
+}
+
+# The attacker's tree for job attack$$: both layouts, every directory 0700 and the attacker's.
+plant() {
+  local inst
+  as_uid "${attacker}" mkdir -m 700 "${FUNNEL_TMPDIR}/funnel-${attacker}" \
+    "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted"
+  write_as "${attacker}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/job" "attack$$.0"
+  for inst in $(attacker_instances); do
+    as_uid "${attacker}" mkdir -m 700 "${inst}" "${inst}/pipe" "${inst}/log"
+  done
+}
+
+# What an epilog runs after job attack$$: root, with the job's uid and gid from Slurm.
+epilog_cleanup() {
+  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || true
+}
+
+# Row 1: the job's daemon record names another user's process.
+case_shared_kill() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  spawn_as "${victim}" sleep 600
+  local vpid=${spawned_pid} inst
+  plant
+  for inst in $(attacker_instances); do write_as "${attacker}" "${inst}/daemon" "${vpid} $(start_of "${vpid}")"; done
+  epilog_cleanup
+  expect "another user's process survives the root cleanup" kill -0 "${vpid}"
+}
+
+# Row 2: the lock and the record's temporary file are links to another user's files.
+case_shared_links() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local vdir=${work}/victim inst n=0
+  mkdir -m 755 "${vdir}"
+  chown "${victim}:${victim}" "${vdir}"
+  write_as "${victim}" "${vdir}/secret" "precious $$"
+  chmod 600 "${vdir}/secret"
+  # A process of the job's user whose command line mentions the daemon (the old adoption test).
+  spawn_as "${attacker}" bash -c 'exec -a nvidia-cuda-mps-control sleep 600'
+  local apid=${spawned_pid}
+  plant
+  as_uid "${attacker}" ln -s "${vdir}/nologin-job" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/lock"
+  for inst in $(attacker_instances); do
+    n=$((n + 1))
+    as_uid "${attacker}" ln -s "${vdir}/nologin-${n}" "${inst}/lock"
+    as_uid "${attacker}" ln -s "${vdir}/secret" "${inst}/daemon.tmp"
+    write_as "${attacker}" "${inst}/pipe/nvidia-cuda-mps-control.pid" "${apid}"
+  done
+  epilog_cleanup
+  expect_eq "another user's file is not overwritten" "precious $$" "$(cat "${vdir}/secret")"
+  expect_eq "and still theirs" "${victim} 600" "$(stat -c '%u %a' "${vdir}/secret")"
+  expect_eq "no file appears where a lock link points" "" "$(find "${vdir}" -name 'nologin-*' | tr '\n' ' ')"
+}
+
+# Row 3: the job's instance directory is a link into another user's running job.
+case_shared_dirlink() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local vroot=${FUNNEL_TMPDIR}/funnel-run-${victim}-theirs vinst
+  vinst=${vroot}/$(gpu_tag 0)
+  as_uid "${victim}" mkdir -m 700 "${vroot}" "${vinst}" "${vinst}/pipe" "${vinst}/log"
+  as_uid "${victim}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${vinst}/pipe" \
+    CUDA_MPS_LOG_DIRECTORY="${vinst}/log" "${here}/fake-bin/nvidia-cuda-mps-control" -d
+  sleep 0.3
+  expect_eq "the victim's daemon runs" 1 "$(pgrep -fc -- "--fake-daemon ${vinst}/pipe")"
+  as_uid "${attacker}" mkdir -m 700 "${FUNNEL_TMPDIR}/funnel-${attacker}" \
+    "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted"
+  write_as "${attacker}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/job" "attack$$.0"
+  as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-${attacker}/attack$$.0.$(gpu_tag 0)"
+  as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/$(gpu_tag 0)"
+  as_uid "${attacker}" ln -s "${vroot}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-linked"
+  epilog_cleanup
+  expect_eq "the other user's daemon survives the root cleanup" 1 "$(pgrep -fc -- "--fake-daemon ${vinst}/pipe")"
+  expect_eq "nobody asked it to quit" "" "$(find "${vinst}/pipe" -name .quit)"
+  as_uid "${victim}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${vinst}/pipe" \
+    "${here}/fake-bin/nvidia-cuda-mps-control" <<<quit
+  local deadline=$((SECONDS + 10))
+  while pgrep -f -- "--fake-daemon ${vinst}/pipe" >/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
+}
+
+# Row 5: another user took the predictable names first; the job runs all the same.
+case_shared_squat() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local squats=("${FUNNEL_TMPDIR}/funnel-${uid}" "${FUNNEL_TMPDIR}/funnel-run-${uid}-job$$.0") rc=0 out f
+  as_uid "${attacker}" mkdir -m 777 "${squats[@]}"
+  out=$(FAKE_APP_SLEEP=1 mpi 2 --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "the job runs" 0 "${rc}"
+  expect_eq "both ranks ran" 2 "$(app_files | wc -l)"
+  for f in $(app_files); do expect_eq "$(basename "${f}") answered" 1 "$(app_value "${f}" mps_answered)"; done
+  local deadline=$((SECONDS + 10))
+  while (($(live_reapers) > 0)) && ((SECONDS < deadline)); do sleep 0.2; done
+  expect_eq "only the squats are left" "${#squats[@]}" "$(leftovers)"
+  # Without a $HOME for the secret the name is the predictable one: then the job stops, saying why.
+  rc=0
+  out=$(HOME=/nonexistent "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "without a usable HOME, a squatted name stops the job" 1 "${rc}"
+  expect_contains "saying who took it and what to do" \
+    "'${squats[1]}' belongs to uid ${attacker}: another user took this predictable name" "${out}"
+  rmdir "${squats[@]}"
+  expect "teardown" torn_down
+}
+
+# Row 6: a stale pid file names the user's own editor, whose command line mentions the daemon.
+case_shared_adopt() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  spawn_as "${attacker}" bash -c 'exec -a "vim nvidia-cuda-mps-control.pid" sleep 600'
+  local epid=${spawned_pid} inst
+  plant
+  for inst in $(attacker_instances); do
+    write_as "${attacker}" "${inst}/pipe/nvidia-cuda-mps-control.pid" "${epid}"
+  done
+  epilog_cleanup
+  expect "the editor survives the root cleanup" kill -0 "${epid}"
+  as_uid "${attacker}" env FUNNEL_MPS_QUIT_WAIT=1 timeout 100 "${FUNNEL_RUN}" --cleanup >/dev/null 2>&1 || true
+  expect "and the user's own cleanup" kill -0 "${epid}"
+}
+
+# Row 7: numbers from the environment go into arithmetic only once they are numbers.
+case_shared_env() {
+  local pwned=${work}/pwned rc out
+  # PPID is set, so bash would evaluate the subscript (and run the command) in arithmetic.
+  local inject="PPID[\$(touch ${pwned})]"
+  local -a cases=(
+    "SLURM_NODEID|SLURM_NODEID=${inject}|SLURM_LOCALID=0|SLURM_TASKS_PER_NODE=1"
+    "SLURM_LOCALID|SLURM_LOCALID=${inject}|SLURM_TASKS_PER_NODE=1"
+    "Slurm tasks per node|SLURM_LOCALID=0|SLURM_TASKS_PER_NODE=${inject}"
+    "OMPI_COMM_WORLD_LOCAL_SIZE|OMPI_COMM_WORLD_LOCAL_RANK=0|OMPI_COMM_WORLD_LOCAL_SIZE=${inject}"
+    "OMPI_COMM_WORLD_SIZE|OMPI_COMM_WORLD_SIZE=${inject}"
+    "CUDA_DEVICE_MAX_CONNECTIONS|CUDA_DEVICE_MAX_CONNECTIONS=${inject}")
+  local entry var
+  local -a env_args
+  for entry in "${cases[@]}"; do
+    IFS='|' read -ra env_args <<<"${entry}"
+    var=${env_args[0]}
+    env_args=("${env_args[@]:1}")
+    rm -f "${pwned}"
+    rc=0
+    out=$(env "${env_args[@]}" "${FUNNEL_RUN}" --dry-run -- true 2>&1) || rc=$?
+    expect_eq "exit status for ${var}" 2 "${rc}"
+    expect_eq "one line for ${var}" 1 "$(wc -l <<<"${out}")"
+    expect_contains "the line names ${var}" "${var} '" "${out}"
+    expect "nothing ran for ${var}" test ! -e "${pwned}"
+  done
+  if ((uid == 0)); then
+    rc=0
+    out=$(SLURM_JOB_UID="${inject}" "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
+    expect_eq "SLURM_JOB_UID of the cleanup" 2 "${rc}"
+    expect_contains "the line names it" "SLURM_JOB_UID 'PPID[" "${out}"
+    rc=0
+    out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID="${inject}" "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
+    expect_eq "SLURM_JOB_GID of the cleanup" 2 "${rc}"
+    expect "nothing ran for the cleanup's variables" test ! -e "${pwned}"
+  fi
 }
 
 # ---- under a real single-node Slurm (run through slurm-harness.sh, which sets SLURM_CONF) -------
@@ -703,7 +1138,9 @@ case_slurm_srun() {
     expect_eq "rank ${r} local size" 8 "$(app_value "${f}" FUNNEL_LOCAL_SIZE)"
     expect_eq "rank ${r} GPU" "$(uuid_of $((r % 2)))" "$(app_value "${f}" CUDA_VISIBLE_DEVICES)"
     expect_eq "rank ${r} daemon answered" 1 "$(app_value "${f}" mps_answered)"
-    expect "rank ${r} pipe names the Slurm job and step"       grep -qE "^FUNNEL_MPS_PIPE=.*/funnel-${uid}/[0-9]+\.[0-9]+\.g[0-9]+-[0-9a-f]{8}/pipe$" "${f}"
+    expect "rank ${r} pipe in a private job directory" \
+      grep -qE "^FUNNEL_MPS_PIPE=${FUNNEL_TMPDIR}/funnel-run-${uid}-[0-9a-f]{16}/g[0-9]+-[0-9a-f]{8}/pipe$" "${f}"
+    expect "rank ${r} job is the Slurm job and step" grep -qE '^job_key=[0-9]+\.[0-9]+$' "${f}"
   done
   expect "teardown after the step" torn_down
 }
@@ -722,6 +1159,18 @@ case_slurm_scancel() {
   expect "srun reports the cancelled job" test "${rc}" -ne 0
   for f in $(app_files); do expect "$(basename "${f}") got SIGTERM" grep -qx signal=TERM "${f}"; done
   expect "teardown after scancel" torn_down 15
+}
+
+case_slurm_refuse() {
+  need_slurm
+  export FAKE_GPU_COUNT=1
+  local out rc=0
+  out=$(timeout 120 srun -N 1 -n 60 --overcommit "${FUNNEL_RUN}" -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "srun ended by itself (124: it hung)" test "${rc}" -ne 124
+  expect "srun reports the refusal" test "${rc}" -ne 0
+  expect_eq "one line from funnel-run" 1 "$(grep -c 'more than MPS allows' <<<"${out}")"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  expect "nothing left" torn_down
 }
 
 main() {

@@ -18,6 +18,8 @@
 #include <string>
 #include <thread>
 
+#include "mps_program_support.hpp"
+
 namespace {
 
 __global__ void fixed_work(long long iters, float* out) {
@@ -33,16 +35,6 @@ void check(cudaError_t rc, const char* what) {
   }
 }
 
-std::string format_uuid(const cudaUUID_t& uuid) {
-  const auto* b = reinterpret_cast<const unsigned char*>(uuid.bytes);
-  char text[64];
-  std::snprintf(text, sizeof(text),
-                "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-                b[14], b[15]);
-  return text;
-}
-
 double run_kernel(long long iters, float* out) {
   const double start = MPI_Wtime();
   fixed_work<<<1, 32>>>(iters, out);
@@ -51,31 +43,15 @@ double run_kernel(long long iters, float* out) {
   return (MPI_Wtime() - start) * 1e3;
 }
 
-const char* env_or(const char* name, const char* fallback) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : fallback;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
-  long long iters = 0;
-  double target_ms = 200;
-  int hold_ms = 0;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string opt = argv[i];
-    if (opt == "--iters") {
-      iters = std::atoll(argv[i + 1]);
-    } else if (opt == "--ms") {
-      target_ms = std::atof(argv[i + 1]);
-    } else if (opt == "--hold-ms") {
-      hold_ms = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "funnel_mps_probe: unknown option %s\n", opt.c_str());
-      MPI_Abort(MPI_COMM_WORLD, 2);
-    }
-  }
+  const auto options = mps_program::read_options(argc, argv, "funnel_mps_probe",
+                                                 {{"--iters", 0}, {"--ms", 200}, {"--hold-ms", 0}});
+  auto iters = static_cast<long long>(options.at("--iters"));
+  const double target_ms = options.at("--ms");
+  const auto hold_ms = static_cast<int>(options.at("--hold-ms"));
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int device = 0;
@@ -96,9 +72,10 @@ int main(int argc, char** argv) {
   std::printf(
       "probe rank=%d pid=%d local_rank=%s uuid=%s visible=%s mps_pipe=%s iters=%lld "
       "kernel_ms=%.1f\n",
-      rank, static_cast<int>(getpid()), env_or("FUNNEL_LOCAL_RANK", "-"),
-      format_uuid(props.uuid).c_str(), env_or("CUDA_VISIBLE_DEVICES", "-"),
-      env_or("CUDA_MPS_PIPE_DIRECTORY", "-"), iters, kernel_ms);
+      rank, static_cast<int>(getpid()), mps_program::env_or("FUNNEL_LOCAL_RANK", "-"),
+      mps_program::format_uuid(props.uuid).c_str(),
+      mps_program::env_or("CUDA_VISIBLE_DEVICES", "-"),
+      mps_program::env_or("CUDA_MPS_PIPE_DIRECTORY", "-"), iters, kernel_ms);
   std::fflush(stdout);
   MPI_Barrier(MPI_COMM_WORLD);
   if (hold_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(hold_ms));

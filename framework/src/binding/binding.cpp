@@ -4,12 +4,15 @@
 #include <sys/stat.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "cuda_context.hpp"
 #include "funnel/binding/detail/binding_plan.hpp"
 #include "funnel/binding/launcher_environment.hpp"
 #include "funnel/error.hpp"
@@ -28,43 +31,74 @@ bool path_exists(const std::string& path) {
 
 // Runs `step` on every rank and throws on every rank when it threw on any, so that a problem
 // one rank sees (its own environment, its own device) never leaves the others in a collective.
+// The rank that failed throws its own error; the others say that another rank failed, as an
+// invalid_argument when that one was.
 template <class Step>
 void on_all_or_none(MPI_Comm comm, const char* what, Step&& step) {
-  std::string message;
+  std::exception_ptr failure;
+  int kind = 0;  // 0: fine, 1: invalid_argument, 2: another error
   try {
     step();
-  } catch (const error& e) {
-    message = e.what();
+  } catch (const invalid_argument&) {
+    failure = std::current_exception();
+    kind = 1;
+  } catch (const error&) {
+    failure = std::current_exception();
+    kind = 2;
   }
-  int failed = message.empty() ? 0 : 1;
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_MAX, comm), what);
-  if (failed != 0) {
-    throw invalid_argument(message.empty()
-                               ? std::string{what} + ": failed on another rank (see its message)"
-                               : message);
-  }
+  int worst = kind;
+  FUNNEL_MPI_TRY(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm), what);
+  if (failure) std::rethrow_exception(failure);
+  const std::string message = std::string{what} + ": failed on another rank (see its message)";
+  if (worst == 1) throw invalid_argument(message);
+  if (worst == 2) throw error(message);
 }
 
-// The GPU funnel-run chose, among the visible devices; otherwise the in-process choice.
+// What the rank knows about its MPS set-up, for the message when its context cannot be created.
+detail::context_failure context_facts(const launcher_environment& env) {
+  detail::context_failure facts;
+  facts.mps_pipe = detail::serving_mps_pipe(env, path_exists);
+  facts.mps = env.from_funnel_run ? env.mps : !facts.mps_pipe.empty();
+  if (facts.mps_pipe.empty()) facts.mps_pipe = env.mps ? env.mps_pipe : env.cuda_mps_pipe_directory;
+  facts.ranks_on_gpu = env.ranks_on_gpu;
+  if (const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")) {
+    facts.max_connections = connections;
+  }
+  return facts;
+}
+
+// The GPU funnel-run chose, among the visible devices; otherwise the in-process choice. Its
+// context is created here, the rank's first CUDA work, so that a refusal says what it is.
 int choose_device(const launcher_environment& env, int local_rank,
                   std::vector<std::string>& warnings) {
-  const int count = device::count();
+  const detail::context_failure facts = context_facts(env);
+  const int count = detail::visible_device_count(facts);
   if (count == 0) {
     throw unsupported(
         "funnel::binding: the CUDA backend was asked for, but no CUDA device is "
         "visible to this rank");
   }
+  int chosen = -1;
   if (!env.from_funnel_run || env.gpu_uuid.empty()) {
-    return detail::round_robin_device(local_rank, count);
+    chosen = detail::round_robin_device(local_rank, count);
+  } else if (count == 1) {
+    chosen = 0;  // funnel-run's usual case: the rank sees its GPU alone
+  } else {
+    for (int id = 0; id < count && chosen < 0; ++id) {
+      if (device(id).properties().uuid == env.gpu_uuid) chosen = id;
+    }
   }
-  for (int id = 0; id < count; ++id) {
-    if (device(id).properties().uuid == env.gpu_uuid) return id;
+  if (chosen < 0) chosen = detail::round_robin_device(local_rank, count);
+  detail::create_context(chosen, facts);
+  if (env.from_funnel_run && !env.gpu_uuid.empty()) {
+    const std::string uuid = device(chosen).properties().uuid;
+    if (uuid != env.gpu_uuid) {
+      warnings.push_back("funnel-run chose GPU " + env.gpu_uuid +
+                         " but it is not among the devices this rank sees; using device " +
+                         std::to_string(chosen) + " (" + uuid + ")");
+    }
   }
-  const int fallback = count == 1 ? 0 : detail::round_robin_device(local_rank, count);
-  warnings.push_back("funnel-run chose GPU " + env.gpu_uuid +
-                     " but it is not among the devices this rank sees; using device " +
-                     std::to_string(fallback) + " (" + device(fallback).properties().uuid + ")");
-  return fallback;
+  return chosen;
 }
 
 std::vector<std::string> allgather_uuids(MPI_Comm node_comm, int local_size,

@@ -16,13 +16,15 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
-#include <cstdlib>
+#include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <exception>
+#include <random>
 #include <thread>
 
 #include "funnel/error.hpp"
+#include "private_directory.hpp"
 
 namespace funnel {
 namespace {
@@ -36,29 +38,20 @@ struct fd_message {
   std::int32_t rank;
 };
 
-std::string octal(unsigned mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", mode);
-  return text;
-}
-
-// The directory holds sockets that hand out our pools' memory, so only we may reach it.
-void ensure_private_directory(const std::string& dir) {
+// The directory holds sockets that hand out our pools' memory, so only we may reach it. True when
+// this call made it (then it removes it again, see close_and_tidy).
+bool ensure_private_directory(const std::string& dir) {
   FUNNEL_EXPECTS(!dir.empty(), "allgather_fds: the job directory must not be empty");
-  if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    FUNNEL_SYSTEM_CHECK(true, "mkdir",
-                        "creating job directory '" + dir + "' (its parent directory must exist)");
+  bool made = true;
+  if (::mkdir(dir.c_str(), 0700) != 0) {
+    if (errno != EEXIST) {
+      FUNNEL_SYSTEM_CHECK(true, "mkdir",
+                          "creating job directory '" + dir + "' (its parent directory must exist)");
+    }
+    made = false;
   }
-  struct stat info {};
-  FUNNEL_SYSTEM_CHECK(::lstat(dir.c_str(), &info) != 0, "lstat", "job directory '" + dir + "'");
-  FUNNEL_EXPECTS(S_ISDIR(info.st_mode),
-                 "job directory '" + dir + "' exists but is not a directory (or is a symlink)");
-  FUNNEL_EXPECTS(info.st_uid == ::geteuid(),
-                 "job directory '" + dir + "' is owned by uid " + std::to_string(info.st_uid) +
-                     ", not by this user (uid " + std::to_string(::geteuid()) + "); refusing it");
-  FUNNEL_EXPECTS((info.st_mode & 077) == 0,
-                 "job directory '" + dir + "' has mode " + octal(info.st_mode & 07777) +
-                     ": group/other permissions are not allowed (expected 0700); refusing it");
+  detail::check_private_directory(dir, "job directory");
+  return made;
 }
 
 std::string socket_path(const std::string& dir, int rank) {
@@ -267,9 +260,9 @@ void receive_all(int listener, const std::string& path, int my_rank, std::vector
   }
 }
 
-// Collective: true on every rank when every rank succeeded; otherwise rethrows this rank's own
-// failure, or reports which other ranks failed.
-void agree(MPI_Comm comm, const std::exception_ptr& failure, const char* phase) {
+// Collective: nullptr on every rank when every rank succeeded; otherwise, on every rank, what to
+// throw: this rank's own failure, or which other ranks failed.
+std::exception_ptr agree(MPI_Comm comm, const std::exception_ptr& failure, const char* phase) {
   int rank = 0;
   int size = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "allgather_fds");
@@ -278,17 +271,30 @@ void agree(MPI_Comm comm, const std::exception_ptr& failure, const char* phase) 
   std::vector<int> all(static_cast<std::size_t>(size));
   FUNNEL_MPI_TRY(MPI_Allgather(&ok, 1, MPI_INT, all.data(), 1, MPI_INT, comm),
                  "allgather_fds agreement");
-  if (failure) std::rethrow_exception(failure);
+  if (failure) return failure;
   std::string failed;
   for (int r = 0; r < size; ++r) {
     if (all[static_cast<std::size_t>(r)] == 0) {
       failed += (failed.empty() ? "" : ",") + std::to_string(r);
     }
   }
-  if (!failed.empty()) {
-    throw error(std::string("allgather_fds: node rank(s) ") + failed + " failed while " + phase +
-                " (see their error); node rank " + std::to_string(rank) + " gives up too");
+  if (failed.empty()) return nullptr;
+  return std::make_exception_ptr(error(std::string("allgather_fds: node rank(s) ") + failed +
+                                       " failed while " + phase + " (see their error); node rank " +
+                                       std::to_string(rank) + " gives up too"));
+}
+
+// Collective, after every rank's exchange: the listening sockets are closed, then the rank that
+// made the job directory removes it (when empty), and nobody starts another exchange in that
+// directory before it is gone.
+void close_and_tidy(MPI_Comm comm, listening_socket& listener, const std::string& dir, bool made) {
+  listener.close();
+  FUNNEL_MPI_TRY(MPI_Barrier(comm), "allgather_fds: closing the sockets");
+  if (made && ::rmdir(dir.c_str()) != 0 && errno != ENOTEMPTY && errno != EEXIST &&
+      errno != ENOENT) {
+    detail::log_error("allgather_fds: rmdir '" + dir + "': " + std::strerror(errno));
   }
+  FUNNEL_MPI_TRY(MPI_Barrier(comm), "allgather_fds: removing the job directory");
 }
 
 std::string sanitized(std::string id) {
@@ -300,19 +306,14 @@ std::string sanitized(std::string id) {
   return id;
 }
 
-std::string env_or_empty(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
 // The launch's id as rank 0 sees it (see default_job_directory).
 std::string local_job_id() {
-  if (std::string slurm = env_or_empty("SLURM_JOB_ID"); !slurm.empty()) {
-    const std::string step = env_or_empty("SLURM_STEP_ID");
+  if (std::string slurm = detail::env_or_empty("SLURM_JOB_ID"); !slurm.empty()) {
+    const std::string step = detail::env_or_empty("SLURM_STEP_ID");
     return step.empty() ? slurm : slurm + "." + step;
   }
   for (const char* name : {"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE"}) {
-    if (std::string id = env_or_empty(name); !id.empty()) return id;
+    if (std::string id = detail::env_or_empty(name); !id.empty()) return id;
   }
   return std::to_string(::getpid()) + "-" + std::to_string(std::time(nullptr));
 }
@@ -330,10 +331,11 @@ std::vector<unique_fd> allgather_fds(MPI_Comm node_comm, int my_fd, const std::s
 
   std::exception_ptr failure;
   listening_socket listener;
+  bool made = false;
   try {
     FUNNEL_EXPECTS(::fcntl(my_fd, F_GETFD) != -1,
                    "allgather_fds: my_fd " + std::to_string(my_fd) + " is not an open descriptor");
-    ensure_private_directory(job_dir);
+    made = ensure_private_directory(job_dir);
     const int copy = ::fcntl(my_fd, F_DUPFD_CLOEXEC, 0);
     FUNNEL_SYSTEM_CHECK(copy < 0, "fcntl(F_DUPFD_CLOEXEC)", "fd " + std::to_string(my_fd));
     result[static_cast<std::size_t>(rank)].reset(copy);
@@ -347,7 +349,10 @@ std::vector<unique_fd> allgather_fds(MPI_Comm node_comm, int my_fd, const std::s
       failure = std::current_exception();
     }
   }
-  agree(node_comm, failure, "setting up their socket");
+  if (std::exception_ptr verdict = agree(node_comm, failure, "setting up their socket")) {
+    close_and_tidy(node_comm, listener, job_dir, made);
+    std::rethrow_exception(verdict);
+  }
 
   try {
     const auto deadline = clock_type::now() + timeout;
@@ -360,22 +365,33 @@ std::vector<unique_fd> allgather_fds(MPI_Comm node_comm, int my_fd, const std::s
   } catch (...) {
     failure = std::current_exception();
   }
-  listener.close();
-  agree(node_comm, failure, "exchanging descriptors");
+  const std::exception_ptr verdict = agree(node_comm, failure, "exchanging descriptors");
+  close_and_tidy(node_comm, listener, job_dir, made);
+  if (verdict) std::rethrow_exception(verdict);
   return result;
 }
 
 std::string default_job_directory(MPI_Comm comm) {
   int rank = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "default_job_directory");
-  // Always broadcast, so every rank takes part even when some have FUNNEL_JOB_DIR set.
-  std::string id = rank == 0 ? sanitized(local_job_id()) : std::string{};
+  // Always broadcast, so every rank takes part even when some have FUNNEL_JOB_DIR set. The random
+  // part keeps another user from taking the name before the job makes the directory.
+  std::string id;
+  if (rank == 0) {
+    std::random_device entropy;
+    char random_part[17];
+    std::snprintf(random_part, sizeof random_part, "%08x%08x", entropy(), entropy());
+    id = sanitized(local_job_id()) + "-" + random_part;
+  }
   int length = static_cast<int>(id.size());
   FUNNEL_MPI_TRY(MPI_Bcast(&length, 1, MPI_INT, 0, comm), "default_job_directory");
   id.resize(static_cast<std::size_t>(length));
   FUNNEL_MPI_TRY(MPI_Bcast(id.data(), length, MPI_CHAR, 0, comm), "default_job_directory");
-  if (std::string dir = env_or_empty("FUNNEL_JOB_DIR"); !dir.empty()) return dir;
-  std::string base = env_or_empty("TMPDIR");
+  if (std::string dir = detail::env_or_empty("FUNNEL_JOB_DIR"); !dir.empty()) return dir;
+  if (std::string run_dir = detail::env_or_empty("FUNNEL_RUN_DIR"); !run_dir.empty()) {
+    return run_dir + "/fd-" + id;
+  }
+  std::string base = detail::env_or_empty("TMPDIR");
   if (base.empty()) base = "/tmp";
   return base + "/funnel-" + std::to_string(::geteuid()) + "-" + id;
 }

@@ -24,12 +24,13 @@ namespace funnel {
  * sender checks the same of the listener. `job_dir` is created with mode 0700 when missing
  * (its parent must exist) and refused when it exists with another owner, with any group/other
  * permission, or is not a directory. Every wait is bounded by `timeout`; when any rank fails,
- * every rank throws (none hangs). The sockets are removed before returning; the directory is
- * left in place (it belongs to the job, see default_job_directory()).
+ * every rank throws (none hangs). The sockets are removed before returning; so is `job_dir`
+ * when this call made it, once every rank is done with it (a directory that existed, e.g. a
+ * job_directory's, is left to its owner).
  *
  * @param node_comm communicator of the ranks of this node
  * @param my_fd this rank's descriptor (not consumed; the caller keeps it)
- * @param job_dir private per-job directory for the sockets
+ * @param job_dir private per-job directory for the sockets, e.g. job_directory::path()
  * @param timeout bound on each wait for the peers
  * @return one descriptor per rank of `node_comm`, indexed by rank (this rank's entry is a
  * duplicate of `my_fd`)
@@ -42,18 +43,23 @@ namespace funnel {
     std::chrono::milliseconds timeout = std::chrono::seconds(60));
 
 /**
- * @brief The per-job directory funnel uses for node-local sockets.
+ * @brief A fresh name for a per-job directory for node-local sockets (not created here).
  *
- * `$FUNNEL_JOB_DIR` when set; otherwise `${TMPDIR:-/tmp}/funnel-<uid>-<jobid>`, where `<jobid>`
- * is, as seen by rank 0 of `comm` and broadcast to all ranks: `$SLURM_JOB_ID.$SLURM_STEP_ID`
- * under Slurm, else the OpenMPI job id (`$OMPI_MCA_ess_base_jobid`), else the PMIx namespace
- * (`$PMIX_NAMESPACE`), else `<pid>-<start seconds>` of rank 0. All ranks of a launch thus agree
- * on the name; two launches do not share it. The directory is not created here.
+ * `$FUNNEL_JOB_DIR` when set; otherwise `<base>/funnel-<uid>-<jobid>-<random>`, or
+ * `$FUNNEL_RUN_DIR/fd-<jobid>-<random>` when funnel-run exported its private directory of the
+ * job, where `<base>` is `${TMPDIR:-/tmp}`, `<jobid>` is, as seen by rank 0 of `comm`,
+ * `$SLURM_JOB_ID.$SLURM_STEP_ID` under Slurm, else the OpenMPI job id, else the PMIx namespace,
+ * else `<pid>-<start seconds>` of rank 0, and `<random>` is 16 hex digits rank 0 draws, so that
+ * nobody can take the name first. All ranks get the same name; allgather_fds() makes the
+ * directory and removes it again.
  *
+ * @deprecated Use job_directory::create(node_comm) and pass its path() to allgather_fds(): it
+ * makes the directory private from the start and removes it when the node's last rank is done.
  * @param comm communicator whose ranks must agree (collective)
  * @return the directory path
  * @throw funnel::mpi_error when the broadcast fails
  */
-[[nodiscard]] std::string default_job_directory(MPI_Comm comm);
+[[deprecated("use funnel::job_directory::create(node_comm).path()")]] [[nodiscard]] std::string
+default_job_directory(MPI_Comm comm);
 
 }  // namespace funnel

@@ -51,6 +51,33 @@ struct gpu_sharing {
 [[nodiscard]] std::string serving_mps_pipe(const launcher_environment& env,
                                            const std::function<bool(const std::string&)>& exists);
 
+/// @brief What a rank knows when its CUDA context cannot be created.
+struct context_failure {
+  /// @brief The cudaError_t value.
+  int code = 0;
+  /// @brief Its name, e.g. "cudaErrorDevicesUnavailable".
+  std::string name;
+  /// @brief The CUDA ordinal asked for; -1 before a device was chosen.
+  int device = -1;
+  /// @brief True when an MPS daemon was to serve the rank.
+  bool mps = false;
+  /// @brief That daemon's pipe directory, when known.
+  std::string mps_pipe;
+  /// @brief Ranks of the node on this GPU as funnel-run planned them; 0 when unknown.
+  int ranks_on_gpu = 0;
+  /// @brief CUDA_DEVICE_MAX_CONNECTIONS as the rank has it; "" when unset.
+  std::string max_connections;
+};
+
+/**
+ * @brief The one-line error for a CUDA context that could not be created: the CUDA error, and
+ * the likely causes for it, under MPS (client limit, connection pool, a daemon of another user,
+ * errors 805-810) or without.
+ * @param failure what the rank knows
+ * @return the message, never worded as an out-of-memory of a pool
+ */
+[[nodiscard]] std::string context_failure_message(const context_failure& failure);
+
 /**
  * @brief The warning for ranks that share a GPU time-sliced, or "" when there is nothing to say.
  * @param most ranks on the busiest GPU of a node
