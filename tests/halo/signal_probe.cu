@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "funnel/ipc/fd_exchange.hpp"
+#include "funnel/ipc/job_directory.hpp"
 #include "funnel/ipc/unique_fd.hpp"
 
 namespace {
@@ -71,7 +72,8 @@ words pool_words(MPI_Comm comm, cudaMemPool_t& pool) {
   cudaMemPoolExportToShareableHandle(&fd, pool, cudaMemHandleTypePosixFileDescriptor, 0);
   cudaMemPoolPtrExportData data{};
   cudaMemPoolExportPointer(&data, w.mine);
-  const auto fds = funnel::allgather_fds(comm, fd, funnel::default_job_directory(comm));
+  const funnel::job_directory dir = funnel::job_directory::create(comm);
+  const auto fds = funnel::allgather_fds(comm, fd, dir.path());
   cudaMemPoolPtrExportData theirs{};
   MPI_Sendrecv(&data, sizeof data, MPI_BYTE, 1 - rank_, 0, &theirs, sizeof theirs, MPI_BYTE,
                1 - rank_, 0, comm, MPI_STATUS_IGNORE);
@@ -92,8 +94,8 @@ words legacy_words(MPI_Comm comm) {
   cudaIpcMemHandle_t h{};
   cudaIpcGetMemHandle(&h, w.mine);
   cudaIpcMemHandle_t theirs{};
-  MPI_Sendrecv(&h, sizeof h, MPI_BYTE, 1 - rank_, 1, &theirs, sizeof theirs, MPI_BYTE, 1 - rank_,
-               1, comm, MPI_STATUS_IGNORE);
+  MPI_Sendrecv(&h, sizeof h, MPI_BYTE, 1 - rank_, 1, &theirs, sizeof theirs, MPI_BYTE, 1 - rank_, 1,
+               comm, MPI_STATUS_IGNORE);
   cudaIpcOpenMemHandle(reinterpret_cast<void**>(&w.peer), theirs, cudaIpcMemLazyEnablePeerAccess);
   return w;
 }
@@ -101,7 +103,8 @@ words legacy_words(MPI_Comm comm) {
 words host_words(MPI_Comm comm) {
   const int fd = static_cast<int>(memfd_create("funnel-signal-probe", MFD_CLOEXEC));
   ftruncate(fd, 4096);
-  const auto fds = funnel::allgather_fds(comm, fd, funnel::default_job_directory(comm));
+  const funnel::job_directory dir = funnel::job_directory::create(comm);
+  const auto fds = funnel::allgather_fds(comm, fd, dir.path());
   words w;
   for (int r = 0; r < 2; ++r) {
     void* host = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED,

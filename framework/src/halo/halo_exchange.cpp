@@ -18,6 +18,7 @@
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/ipc/fd_exchange.hpp"
+#include "funnel/ipc/job_directory.hpp"
 #include "funnel/runtime/device.hpp"
 #include "funnel/trace/nvtx_range.hpp"
 #include "halo_link.hpp"
@@ -241,7 +242,6 @@ class halo_exchange::impl {
 
   // Decides which links go over IPC (and which IPC transport) and maps the neighbours' pools.
   void plan_ipc(halo_method method, const unique_fd& my_fd, std::vector<halo_link>& links) {
-    const std::string job_dir = default_job_directory(comm_.get());  // collective over comm
     MPI_Comm node = MPI_COMM_NULL;
     FUNNEL_MPI_TRY(
         MPI_Comm_split_type(comm_.get(), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
@@ -311,7 +311,13 @@ class halo_exchange::impl {
     node_uses_ipc_ = node_uses != 0;
     if (!node_uses_ipc_) return;
 
-    const std::vector<unique_fd> fds = allgather_fds(node_comm_.get(), my_fd.get(), job_dir);
+    // The sockets' directory lives only as long as the exchange of descriptors: the node's last
+    // rank removes it, so a job leaves nothing in $TMPDIR.
+    std::vector<unique_fd> fds;
+    {
+      const job_directory dir = job_directory::create(node_comm_.get());
+      fds = allgather_fds(node_comm_.get(), my_fd.get(), dir.path());
+    }
     memory_pool_options options;
     options.device = backend_ == backend_kind::cuda ? current_cuda_device() : 0;
     for (const auto& [rank, node_rank] : node_rank_of) {
