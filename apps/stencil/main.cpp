@@ -14,8 +14,8 @@
 
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using funnel::stencil::exit_failure;
+using funnel::stencil::exit_usage;
 
 /// Options are parsed and resolved on every rank; a bad value is reported once (by the lowest rank
 /// that saw it) and every rank exits cleanly with the usage status, so no rank waits in a

@@ -234,6 +234,4 @@ bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
 
 #endif
 
-int run_output::requeue_exit_code() noexcept { return io::termination_request::requeue_exit_code; }
-
 }  // namespace funnel::stencil

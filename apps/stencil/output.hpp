@@ -108,9 +108,6 @@ class run_output {
    */
   bool stop_requested(solver& s, const cartesian_decomposition& decomposition);
 
-  /// @brief Exit status after stop_requested() returned true.
-  [[nodiscard]] static int requeue_exit_code() noexcept;
-
  private:
   struct impl;
   std::unique_ptr<impl> impl_;

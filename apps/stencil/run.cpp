@@ -327,10 +327,10 @@ int run(const run_config& config, MPI_Comm comm) {
   }
   if (summary.interrupted && rank == 0) {
     std::printf("stopped by a signal at step %lld: checkpoint written, exit status %d (requeue)\n",
-                static_cast<long long>(s->step()), run_output::requeue_exit_code());
+                static_cast<long long>(s->step()), exit_requeue);
     std::fflush(stdout);
   }
-  return summary.interrupted ? run_output::requeue_exit_code() : exit_success;
+  return summary.interrupted ? exit_requeue : exit_success;
 }
 
 }  // namespace funnel::stencil

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.hpp"
 #include "funnel/error.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
@@ -39,14 +40,11 @@ class reported_usage_error : public invalid_argument {
   using invalid_argument::invalid_argument;
 };
 
-/// @brief Exit status of a run that completed its steps.
-constexpr int exit_success = 0;
-
 /**
  * @brief Runs the simulation the configuration describes (collective over `comm`).
  * @param config the prepared configuration
  * @param comm all ranks of the run
- * @return the process exit status (exit_success, or the requeue code after a signal)
+ * @return the process exit status (exit_success, or exit_requeue after a signal)
  * @throw reported_usage_error on every rank when the streamed options do not fit a rank's box
  * @throw funnel::error (any subtype) on failure; main aborts the job
  */

@@ -119,7 +119,7 @@ BAD_ARGS = [
     (["--n", "0,4,4"], "--n '0,4,4' is not valid"),
     (["--problem", "heat2d"], "heat3d|jacobi2d"),
     (["--dtype", "half"], "float|double"),
-    (["--backend", "gpu"], "auto|cuda|host"),
+    (["--backend", "gpu"], "--backend 'gpu' is not valid"),
     (["--frobnicate"], "unknown option '--frobnicate'"),
     (["--problem", "jacobi2d", "--dtype", "double"], "--dtype 'double'"),
     (["--backend", "host", "--kernel", "cuda"], "--kernel 'cuda'"),

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
@@ -114,12 +115,12 @@ TEST(StencilOptions, BadValuesNameTheValueAndWhatIsAllowed) {
       {{"--n", "4"}, {"--n '4'", "NX,NY"}},
       {{"--problem", "heat2d"}, {"--problem 'heat2d'", "heat3d|jacobi2d"}},
       {{"--dtype", "half"}, {"--dtype 'half'", "float|double"}},
-      {{"--backend", "gpu"}, {"--backend 'gpu'", "auto|cuda|host"}},
-      {{"--kernel", "opencl"}, {"--kernel 'opencl'", "cuda|host|kokkos"}},
+      {{"--backend", "gpu"}, {"--backend 'gpu'", "auto|"}},
+      {{"--kernel", "opencl"}, {"--kernel 'opencl'", "host"}},
       {{"--mode", "fast"}, {"--mode 'fast'", "resident|streamed"}},
       {{"--halo", "nccl"}, {"--halo 'nccl'", "auto|ipc|mpi"}},
       {{"--dims", "2,x"}, {"--dims '2,x'"}},
-      {{"--keep", "0"}, {"--keep '0'", ">= 1"}},
+      {{"--keep", "0"}, {"--keep '0'", "an integer in [1, "}},
       {{"--frobnicate"}, {"unknown option '--frobnicate'"}},
       {{"stray"}, {"unexpected argument 'stray'"}},
       {{"--steps"}, {"--steps", "a value"}},
@@ -210,16 +211,18 @@ TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
   s.halo_seconds = 0.5;
   s.element_size = 8;
   s.error = fs::error_report{1e-3, 2e-4};
-  const std::string json = fs::to_json(s);
+  const auto json = nlohmann::json::parse(fs::to_json(s));
   EXPECT_DOUBLE_EQ(s.cell_updates_per_second(), 6000.0 * 10 / 2.0);
   EXPECT_DOUBLE_EQ(s.effective_bandwidth(), s.cell_updates_per_second() * 16);
   EXPECT_DOUBLE_EQ(s.halo_share(), 0.25);
-  for (const char* key : {"\"funnel_version\": \"9.9.9\"", "\"steps\": 10", "\"time_s\": 2",
-                          "\"halo_time_share\": 0.25", "\"max_abs\": 0.001",
-                          "\"global_cells\": [10, 20, 30]", "\"cell_updates_per_s\": 30000"}) {
-    EXPECT_NE(json.find(key), std::string::npos) << key << " not in " << json;
-  }
-  EXPECT_EQ(json.find("final_norm"), std::string::npos);
+  EXPECT_EQ(json.at("funnel_version"), "9.9.9");
+  EXPECT_EQ(json.at("steps"), 10);
+  EXPECT_EQ(json.at("time_s"), 2.0);
+  EXPECT_EQ(json.at("halo_time_share"), 0.25);
+  EXPECT_EQ(json.at("error").at("max_abs"), 1e-3);
+  EXPECT_EQ(json.at("global_cells"), nlohmann::json::array({10, 20, 30}));
+  EXPECT_EQ(json.at("cell_updates_per_s"), 30000.0);
+  EXPECT_FALSE(json.contains("final_norm"));
   EXPECT_NE(fs::format_summary(s).find("error vs exact solution"), std::string::npos);
 }
 
@@ -250,13 +253,13 @@ TEST(StencilSummary, OutputTimeOnlyWhenSomethingWasWritten) {
   s.output_seconds = 0.25;
   EXPECT_NE(fs::format_summary(s).find("output at 3 step(s) in 0.250 s"), std::string::npos)
       << fs::format_summary(s);
-  EXPECT_NE(fs::to_json(s).find("\"outputs\": 3"), std::string::npos);
+  EXPECT_EQ(nlohmann::json::parse(fs::to_json(s)).at("outputs"), 3);
 }
 
 TEST(StencilSummary, StreamedModeReportsThePipeline) {
   fs::run_summary s;
   s.seconds = 1.0;
-  EXPECT_EQ(fs::to_json(s).find("pipeline"), std::string::npos);
+  EXPECT_FALSE(nlohmann::json::parse(fs::to_json(s)).contains("pipeline"));
   fs::pipeline_report p;
   p.passes = 4;
   p.efficiency = 0.75;
@@ -273,12 +276,14 @@ TEST(StencilSummary, StreamedModeReportsThePipeline) {
                            "T_kernel 0.5 s", "H2D 3 GB/s", "D2H 4 GB/s", "chunks=8 streams=3"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
   }
-  const std::string json = fs::to_json(s);
-  for (const char* key :
-       {"\"efficiency\": 0.75", "\"h2d_time_s\": 1.5", "\"d2h_time_s\": 1.25",
-        "\"kernel_time_s\": 0.5", "\"h2d_bytes_per_s\": 3000000000", "\"passes\": 4"}) {
-    EXPECT_NE(json.find(key), std::string::npos) << key << " not in " << json;
-  }
+  const auto pipeline = nlohmann::json::parse(fs::to_json(s)).at("pipeline");
+  EXPECT_EQ(pipeline.at("efficiency"), 0.75);
+  EXPECT_EQ(pipeline.at("h2d_time_s"), 1.5);
+  EXPECT_EQ(pipeline.at("d2h_time_s"), 1.25);
+  EXPECT_EQ(pipeline.at("kernel_time_s"), 0.5);
+  EXPECT_EQ(pipeline.at("h2d_bytes_per_s"), 3e9);
+  EXPECT_EQ(pipeline.at("passes"), 4);
+  EXPECT_EQ(pipeline.at("choice"), p.choice);
 }
 
 TEST(StencilOptions, StreamedOptionsAndPoolLimit) {
