@@ -8,6 +8,7 @@
 #include <memory>
 #include <sstream>
 
+#include "funnel/config.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::app {
@@ -266,12 +267,12 @@ std::string describe(const CLI::Error& e) {
     // "--steps: 'abc' is not valid: ..." -> "--steps 'abc' is not valid: ..."
     return name + " " + message.substr(name.size() + 2);
   }
-  if (kind == "ArgumentMismatch" && !name.empty()) {
-    if (message.find("flag override") != std::string::npos) {
-      return name + " takes no value (it is a flag)";
-    }
-    return name + " needs a value (see --help)";
+  const auto override_at = message.find(" was given a disallowed flag override");
+  if (kind == "ArgumentMismatch" && override_at != std::string::npos) {
+    const std::string flag = message.substr(0, override_at);
+    return (flag.rfind("--", 0) == 0 ? "" : "--") + flag + " takes no value (it is a flag)";
   }
+  if (kind == "ArgumentMismatch" && !name.empty()) return name + " needs a value (see --help)";
   if (kind == "ConversionError") {
     // A flag given a value that is not a boolean: "Could not convert: --quiet = maybe".
     const std::string prefix = "Could not convert: ";
@@ -283,6 +284,15 @@ std::string describe(const CLI::Error& e) {
   }
   return echo(message);
 }
+
+std::vector<std::string> backend_choices() {
+  std::vector<std::string> choices{"auto"};
+  if (FUNNEL_HAS_CUDA) choices.emplace_back("cuda");
+  choices.emplace_back("host");
+  return choices;
+}
+
+std::string join_choices(const std::vector<std::string>& words) { return join(words, "|"); }
 
 void reject_extras(const CLI::App& app, const std::string& help_hint) {
   const auto extras = app.remaining();

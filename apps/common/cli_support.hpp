@@ -67,6 +67,12 @@ constexpr std::size_t echo_limit = 80;
  */
 [[nodiscard]] std::string describe(const CLI::Error& e);
 
+/// @brief The backends this build has: auto|cuda|host, or auto|host without CUDA.
+[[nodiscard]] std::vector<std::string> backend_choices();
+
+/// @brief Choices as --help and the messages show them: "a|b|c".
+[[nodiscard]] std::string join_choices(const std::vector<std::string>& words);
+
 /**
  * @brief Throws the first argument CLI11 left over (an unknown option or a stray argument).
  * @param app a parsed app that allows extras

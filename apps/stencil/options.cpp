@@ -30,13 +30,6 @@ const std::vector<std::pair<std::string, std::string>>& jacobi_spellings() {
   throw invalid_argument(name + " " + app::not_valid(value, allowed));
 }
 
-std::vector<std::string> backend_choices() {
-  std::vector<std::string> choices{"auto"};
-  if (FUNNEL_HAS_CUDA) choices.emplace_back("cuda");
-  choices.emplace_back("host");
-  return choices;
-}
-
 /// The kernel implementations compiled into this build (the only ones --help offers).
 std::vector<std::string> kernel_choices() {
   std::vector<std::string> choices;
@@ -45,12 +38,6 @@ std::vector<std::string> kernel_choices() {
     if (kernels::implementation_compiled(impl)) choices.push_back(kernels::to_string(impl));
   }
   return choices;
-}
-
-std::string joined(const std::vector<std::string>& words) {
-  std::string out;
-  for (const auto& word : words) out += (out.empty() ? "" : "|") + word;
-  return out;
 }
 
 /// "A,B[,C]" with each value >= min; a missing third value is 1 (a 2D grid or split).
@@ -160,11 +147,11 @@ void define_options(CLI::App& app, raw_options& raw) {
   const std::string execution = "execution";
   app.add_option("--backend", raw.backend,
                  "where the field lives (auto: cuda when a GPU is visible)")
-      ->type_name(joined(backend_choices()))
-      ->check(app::one_of(backend_choices()))
+      ->type_name(app::join_choices(app::backend_choices()))
+      ->check(app::one_of(app::backend_choices()))
       ->group(execution);
   app.add_option("--kernel", raw.kernel, "kernel implementation (default: the backend's own)")
-      ->type_name(joined(kernel_choices()))
+      ->type_name(app::join_choices(kernel_choices()))
       ->check(app::one_of(kernel_choices()))
       ->group(execution);
   app.add_option("--mode", raw.mode,
