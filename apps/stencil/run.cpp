@@ -15,6 +15,7 @@
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/pipeline/choose_pipeline.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "kokkos_runtime.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -44,6 +45,7 @@ std::string resolve_kernel(const options& opts, backend_kind backend) {
                       (impl == kernels::implementation::kokkos ? "FUNNEL_ENABLE_KOKKOS=ON"
                                                                : "FUNNEL_ENABLE_CUDA=ON"));
   }
+  kokkos_runtime::check(name, backend);
   return name;
 }
 
@@ -222,6 +224,10 @@ int run(const run_config& config, MPI_Comm comm) {
   const int nodes = bound.report().node_count;
   const job_binding job = summarize_binding(bound.report(), comm);
   const bool print = rank == 0 && !opts.quiet;
+  // Kokkos on the device the binding chose; declared before everything that runs its kernels,
+  // so it is finalised after them (and before MPI_Finalize, in main).
+  std::optional<kokkos_runtime> kokkos;
+  check_collectively(comm, [&] { kokkos.emplace(kernel, opts.kokkos_args); });
 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
@@ -250,7 +256,8 @@ int run(const run_config& config, MPI_Comm comm) {
       comm, opts, to_config_text(opts), *s, backend,
       static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
 
-  plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
+                               nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
