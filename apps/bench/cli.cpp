@@ -66,9 +66,12 @@ void add(CLI::App& sub, const option_spec& o, std::map<std::string, std::string>
         ->group(group);
     return;
   }
-  CLI::Option* option = sub.add_option("--" + o.name, values[o.name], describe(o))
-                            ->type_name(o.value_name)
-                            ->group(group);
+  // A choice shows its words (a|b), a list of choices its words and that it is a list.
+  std::string shown = o.value_name;
+  if (o.kind == value_kind::choice) shown = app::join_choices(o.allowed);
+  if (o.kind == value_kind::choices) shown = app::join_choices(o.allowed) + "[,...]";
+  CLI::Option* option =
+      sub.add_option("--" + o.name, values[o.name], describe(o))->type_name(shown)->group(group);
   if (o.kind != value_kind::text) option->check(validator_of(o));
 }
 
