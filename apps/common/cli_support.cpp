@@ -145,6 +145,25 @@ std::string echo(std::string_view text) {
   return out;
 }
 
+std::string printable(std::string_view message) {
+  constexpr std::size_t limit = 2000;
+  std::string out;
+  for (const char c : message.substr(0, limit)) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte == '\n') {
+      out += "\\n";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(byte));
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  if (message.size() > limit) out += "...(" + std::to_string(message.size()) + " bytes)";
+  return out;
+}
+
 std::string not_valid(std::string_view value, const std::string& allowed) {
   return "'" + echo(value) + "' is not valid: expected " + allowed;
 }

@@ -26,6 +26,13 @@ constexpr std::size_t echo_limit = 80;
 [[nodiscard]] std::string echo(std::string_view text);
 
 /**
+ * @brief A message made safe to print as one line: control characters escaped (`\n`, `\xNN`),
+ * at most 2000 characters (input it quotes is already cut by echo()).
+ * @param message the text
+ */
+[[nodiscard]] std::string printable(std::string_view message);
+
+/**
  * @brief `'<echo(value)>' is not valid: expected <allowed>`: the validators' message (CLI11
  * puts the option's name in front of it).
  * @param value the bad value

@@ -9,8 +9,8 @@
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
-#include "input_file.hpp"
 #include "key_value_config.hpp"
+#include "user_files.hpp"
 
 namespace funnel::stencil {
 namespace {

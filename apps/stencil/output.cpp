@@ -83,7 +83,7 @@ struct run_output::impl {
   // unwinds the run (the writer's destructor waits for that block).
   std::optional<pinned_buffer> snapshot_buffer;  // what the background thread writes from
   std::optional<io::snapshot_writer> snapshots;
-  io::termination_request termination;
+  const io::termination_request* termination = nullptr;
 
   // The snapshot of the current step: started (overlap on) or written.
   void snapshot(solver& s, const cartesian_decomposition& d) {
@@ -118,10 +118,12 @@ struct run_output::impl {
 };
 
 run_output::run_output(MPI_Comm comm, const options& opts, std::string configuration,
-                       const solver& s, backend_kind backend, std::size_t field_bytes)
+                       const solver& s, backend_kind backend, std::size_t field_bytes,
+                       const io::termination_request& termination)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
   impl_->opts = &opts;
+  impl_->termination = &termination;
   impl_->checkpoint.directory = opts.checkpoint_dir;
   impl_->checkpoint.keep_last = opts.keep;
   impl_->checkpoint.problem = to_string(opts.problem);
@@ -186,7 +188,7 @@ std::string run_output::describe() const {
 }
 
 bool run_output::stop_requested(solver& s, const cartesian_decomposition& d) {
-  if (!impl_->termination.agreed(impl_->comm)) return false;
+  if (!impl_->termination->agreed(impl_->comm)) return false;
   const options& opts = *impl_->opts;
   const bool written = opts.checkpoint_every > 0 && s.step() % opts.checkpoint_every == 0;
   if (written) {
@@ -210,12 +212,13 @@ void restart_source::restore(solver&, const cartesian_decomposition&) const {}
 
 struct run_output::impl {
   MPI_Comm comm;
-  io::termination_request termination;
+  const io::termination_request* termination;
 };
 run_output::run_output(MPI_Comm comm, const options& opts, std::string, const solver&, backend_kind,
-                       std::size_t)
+                       std::size_t, const io::termination_request& termination)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
+  impl_->termination = &termination;
   if (opts.output_every > 0 || opts.checkpoint_every > 0) {
     throw unsupported(
         "--output-every/--checkpoint-every need HDF5: rebuild with "
@@ -229,7 +232,7 @@ double run_output::background_seconds() const noexcept { return 0.0; }
 std::string run_output::describe() const { return {}; }
 bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
   // Without checkpoints the best answer to "stop" is to stop; the job script requeues.
-  return impl_->termination.agreed(impl_->comm);
+  return impl_->termination->agreed(impl_->comm);
 }
 
 #endif

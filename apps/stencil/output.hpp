@@ -11,6 +11,7 @@
 #include <string>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 #include "solver.hpp"
@@ -65,11 +66,13 @@ class run_output {
    * @param backend the run's backend (snapshot downloads land in pinned memory of it)
    * @param field_bytes bytes of the rank's field in its allocated layout (the pinned buffer
    * snapshots are written from is allocated here, before the step loop)
+   * @param termination the process's SIGTERM/SIGUSR1 flag (installed first thing in main)
    * @throw funnel::unsupported when output is asked for without HDF5
    * @throw funnel::error when the checkpoint directory is locked by another run
    */
   run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s,
-             backend_kind backend, std::size_t field_bytes);
+             backend_kind backend, std::size_t field_bytes,
+             const io::termination_request& termination);
   ~run_output();
   run_output(const run_output&) = delete;
   run_output& operator=(const run_output&) = delete;

@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "field_dump.hpp"
 #include "funnel/binding/binding.hpp"
@@ -22,6 +24,7 @@
 #include "solver.hpp"
 #include "streamed_field.hpp"
 #include "summary.hpp"
+#include "user_files.hpp"
 
 namespace funnel::stencil {
 namespace {
@@ -83,8 +86,13 @@ memory_pool_options field_pool_options(const options& opts, const field_layout& 
   o.name = "funnel-stencil-field";
   // Streamed mode exchanges halos on its host arrays: this pool only holds the pipeline's slots.
   o.ipc_exportable = opts.mode == run_mode::resident && opts.halo != "mpi";
-  const auto field_bytes = static_cast<std::size_t>(layout.allocated_cells()) * element_size;
-  o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, 4 * field_bytes);
+  std::size_t arena = 0;  // 4 x the field's bytes
+  if (__builtin_mul_overflow(static_cast<std::size_t>(layout.allocated_cells()), 4 * element_size,
+                             &arena)) {
+    throw invalid_argument("a rank's field of " + std::to_string(layout.allocated_cells()) +
+                           " cells is too large for this machine's address space");
+  }
+  o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, arena);
   o.byte_limit = opts.pool_limit;
   return o;
 }
@@ -154,6 +162,27 @@ void validate_streamed(const options& opts, const cartesian_decomposition& d,
   }
 }
 
+/// Runs `write` on every rank, in which rank 0 writes a file: a funnel::system_error there (a
+/// full disk) becomes every rank's error, with rank 0's message, so no rank goes on to a
+/// collective rank 0 never reaches.
+template <class Write>
+void agree_on_rank0_write(MPI_Comm comm, const Write& write) {
+  int failure[2] = {0, 0};  // errno, message length
+  std::string message;
+  try {
+    write();
+  } catch (const system_error& e) {
+    message = e.what();
+    failure[0] = e.errnum() != 0 ? e.errnum() : EIO;
+    failure[1] = static_cast<int>(message.size());
+  }
+  FUNNEL_MPI_TRY(MPI_Bcast(failure, 2, MPI_INT, 0, comm), "run");
+  if (failure[0] == 0) return;
+  message.resize(static_cast<std::size_t>(failure[1]));
+  FUNNEL_MPI_TRY(MPI_Bcast(message.data(), failure[1], MPI_CHAR, 0, comm), "run");
+  throw system_error(message, failure[0]);
+}
+
 plan_info gather_plan(const options& opts, const std::string& backend, const std::string& kernel,
                       int nodes, const cartesian_decomposition& d, const solver& s) {
   plan_info p;
@@ -212,12 +241,21 @@ run_config prepare(const std::vector<std::string>& args) {
   return config;
 }
 
-int run(const run_config& config, MPI_Comm comm) {
+int run(const run_config& config, MPI_Comm comm, const io::termination_request& termination) {
   int rank = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
   const options& opts = config.opts;
   const backend_kind backend = config.backend;
   const std::string& kernel = config.kernel;
+  // Rank 0 writes these at the end: a path it cannot write is found before the run, not after.
+  check_collectively(comm, [&] {
+    if (rank != 0) return;
+    for (const auto& [option, path] :
+         {std::pair{"--summary", opts.summary}, std::pair{"--trace", opts.trace},
+          std::pair{"--field-dump", opts.field_dump}}) {
+      if (!path.empty()) app::check_output_file(option, path);
+    }
+  });
   // Makes this rank's GPU current (funnel-run's choice, or round-robin on the node) and finds
   // who shares it; warns on rank 0 about sharing without MPS.
   const binding bound = binding::detect(comm, backend);
@@ -254,7 +292,8 @@ int run(const run_config& config, MPI_Comm comm) {
   if (restart) restart->restore(*s, decomposition);
   run_output output(
       comm, opts, to_config_text(opts), *s, backend,
-      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
+      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size,
+      termination);
 
   plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
                                nodes, decomposition, *s);
@@ -268,6 +307,19 @@ int run(const run_config& config, MPI_Comm comm) {
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
     std::fflush(stdout);
+  }
+
+  // A signal that came during the set-up stops the run before its first step: nothing was
+  // computed, so nothing is saved (a checkpoint restarted from is still there).
+  if (termination.agreed(comm)) {
+    if (rank == 0) {
+      std::printf(
+          "stopped by a signal before the first step (step %lld): nothing to save, exit "
+          "status %d (requeue)\n",
+          static_cast<long long>(s->step()), exit_requeue);
+      std::fflush(stdout);
+    }
+    return exit_requeue;
   }
 
   run_summary summary;
@@ -325,12 +377,18 @@ int run(const run_config& config, MPI_Comm comm) {
   summary.pool_used_high = high[1];
 
   if (!opts.field_dump.empty()) {
-    write_field_dump(decomposition, s->host_field(), s->element_size(), opts.field_dump);
+    agree_on_rank0_write(comm, [&] {
+      write_field_dump(decomposition, s->host_field(), s->element_size(), opts.field_dump);
+    });
   }
   if (rank == 0) {
     std::printf("%s\n", format_summary(summary).c_str());
     std::fflush(stdout);
-    if (!opts.summary.empty()) write_summary_file(opts.summary, summary);
+  }
+  if (!opts.summary.empty()) {
+    agree_on_rank0_write(comm, [&] {
+      if (rank == 0) write_summary_file(opts.summary, summary);
+    });
   }
   if (summary.interrupted && rank == 0) {
     std::printf("stopped by a signal at step %lld: checkpoint written, exit status %d (requeue)\n",

@@ -11,6 +11,7 @@
 
 #include "exit_codes.hpp"
 #include "funnel/error.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 
@@ -44,10 +45,14 @@ class reported_usage_error : public invalid_argument {
  * @brief Runs the simulation the configuration describes (collective over `comm`).
  * @param config the prepared configuration
  * @param comm all ranks of the run
+ * @param termination the SIGTERM/SIGUSR1 flag: set before the first step, the run stops there
+ * with nothing to save; set later, after the current step with a checkpoint
  * @return the process exit status (exit_success, or exit_requeue after a signal)
- * @throw reported_usage_error on every rank when the streamed options do not fit a rank's box
- * @throw funnel::error (any subtype) on failure; main aborts the job
+ * @throw reported_usage_error on every rank when an option does not fit the job (the split, a
+ * rank's box in streamed mode, an output file, Kokkos' options): printed once already
+ * @throw funnel::error (any subtype) on failure, on one rank or on all of them
  */
-[[nodiscard]] int run(const run_config& config, MPI_Comm comm);
+[[nodiscard]] int run(const run_config& config, MPI_Comm comm,
+                      const io::termination_request& termination);
 
 }  // namespace funnel::stencil

@@ -1,4 +1,4 @@
-#include "input_file.hpp"
+#include "user_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -52,6 +52,22 @@ std::string read_input_file(const std::string& option, const std::string& path,
     if (text.size() > max_bytes) refuse("it grew past the limit while being read");
   }
   return text;
+}
+
+void check_output_file(const std::string& option, const std::string& path) {
+  const auto refuse = [&](const std::string& why) {
+    throw invalid_argument(option + " " + not_valid(path, "a writable file (" + why + ")"));
+  };
+  struct stat info {};
+  const bool exists = ::stat(path.c_str(), &info) == 0;
+  if (exists && (S_ISDIR(info.st_mode) || S_ISFIFO(info.st_mode) || S_ISSOCK(info.st_mode))) {
+    refuse(std::string("it is ") + kind_of(info.st_mode));
+  }
+  // O_NONBLOCK: a device that would block an open is refused by the open, not waited for.
+  const unique_fd fd(
+      ::open(path.c_str(), O_WRONLY | O_CREAT | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644));
+  if (!fd) refuse(std::strerror(errno));
+  if (!exists) ::unlink(path.c_str());
 }
 
 }  // namespace funnel::app
