@@ -376,14 +376,21 @@ options parse_options(const std::vector<std::string>& args) {
   app::reject_extras(app, "funnel-stencil --help");
   if (!raw.config.empty()) {
     const std::string text = app::read_input_file("--config", raw.config, config_max_bytes);
-    auto format = std::make_shared<app::key_value_config>(
-        app, raw.config, std::vector<std::string>{"config", "help", "version"});
-    app.config_formatter(format);
-    std::istringstream in(text);
-    try {
-      app.parse_from_stream(in);
-    } catch (const CLI::ParseError& e) {
-      throw invalid_argument(format->locate(app::describe(e)));
+    // Every line of the file is checked on an app of its own first (CLI11 skips the lines of
+    // options the command line gives), then merged: the command line wins.
+    CLI::App file_only("funnel-stencil", "funnel-stencil");
+    raw_options scratch;
+    define_options(file_only, scratch);
+    for (CLI::App* target : {&file_only, &app}) {
+      auto format = std::make_shared<app::key_value_config>(
+          *target, raw.config, std::vector<std::string>{"config", "help", "version"});
+      target->config_formatter(format);
+      std::istringstream in(text);
+      try {
+        target->parse_from_stream(in);
+      } catch (const CLI::ParseError& e) {
+        throw invalid_argument(format->locate(app::describe(e)));
+      }
     }
   }
   options o = to_options(app, raw, jacobi_spelling);

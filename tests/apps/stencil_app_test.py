@@ -17,10 +17,11 @@
                             --gpu the streamed run uses the cuda backend (exit 77 without GPU)
   trace -- RANKS ARGS...    --trace writes valid Chrome trace JSON: h2d/kernel/d2h spans of
                             every chunk of every pass on every rank, with bytes and chunk ids
-  kokkos -- RANKS ARGS...   --kernel kokkos on RANKS ranks == --kernel host on 1 rank: the field
-                            bitwise (same arithmetic per cell), heat3d's error and jacobi2d's
-                            norm within 1e-5 relative (reductions in another order); the plan
-                            names the Kokkos execution space
+  kokkos -- RANKS ARGS...   --kernel kokkos on RANKS ranks == the backend's own kernel (host or
+                            cuda) on 1 rank: the field bitwise (same arithmetic per cell),
+                            heat3d's error and jacobi2d's norm within 1e-5 relative (reductions
+                            in another order); the plan names the Kokkos execution space (exit
+                            77 for --backend cuda without a GPU)
   snapshots -- RANKS ARGS...
                             snapshots every 4 of 12 steps, written behind the steps
                             (--output-overlap on) and inline (off), read back with h5py: each
@@ -352,13 +353,16 @@ def cmd_trace(ctx, rest):
 
 
 def cmd_kokkos(ctx, rest):
-    """--kernel kokkos on RANKS ranks: the field of --kernel host on 1 rank, bit for bit."""
+    """--kernel kokkos on RANKS ranks: the field of the backend's own kernel on 1 rank, bit for
+    bit."""
     ranks = int(rest[0])
     args = rest[1:]
+    skip_without_gpu(args)
+    own = "cuda" if "cuda" in args else "host"
     # The reference: 1 rank with MPI's split, no Kokkos options.
-    host = [a for a in without(args, {"--dims": 1}) if not a.startswith("--kokkos-")]
-    reference, _ = dump(ctx, 1, host + ["--kernel", "host"], "host.bin")
-    ref_summary = summary(ctx, 1, host + ["--kernel", "host"], "host.json")
+    plain = [a for a in without(args, {"--dims": 1}) if not a.startswith("--kokkos-")]
+    reference, _ = dump(ctx, 1, plain + ["--kernel", own], f"{own}.bin")
+    ref_summary = summary(ctx, 1, plain + ["--kernel", own], f"{own}.json")
     field, out = dump(ctx, ranks, args + ["--kernel", "kokkos"], f"kokkos-{ranks}.bin")
     kokkos_summary = summary(ctx, ranks, args + ["--kernel", "kokkos"], "kokkos.json")
     print(out)
@@ -368,7 +372,7 @@ def cmd_kokkos(ctx, rest):
     if kokkos_summary["kernel"] != "kokkos":
         failures.append(f"summary kernel {kokkos_summary['kernel']}")
     if field != reference:
-        failures.append(f"the field of --kernel kokkos on {ranks} ranks differs from --kernel host")
+        failures.append(f"the field of --kernel kokkos on {ranks} ranks differs from --kernel {own}")
     if reference.count(0) == len(reference):
         failures.append("the field is all zero")
     for key in ("final_norm", "error"):
@@ -376,12 +380,12 @@ def cmd_kokkos(ctx, rest):
             continue
         want = ref_summary[key] if key == "final_norm" else ref_summary[key]["l2"]
         got = kokkos_summary[key] if key == "final_norm" else kokkos_summary[key]["l2"]
-        print(f"{key}: host {want!r}, kokkos {got!r}")
+        print(f"{key}: {own} {want!r}, kokkos {got!r}")
         if abs(got - want) > 1e-5 * abs(want):
             failures.append(f"{key} {got} vs {want}: more than 1e-5 relative apart")
     if failures:
         sys.exit("FAILED:\n" + "\n".join(failures))
-    print(f"OK: --kernel kokkos on {ranks} rank(s) == --kernel host on 1 rank, {len(field)} bytes")
+    print(f"OK: --kernel kokkos on {ranks} rank(s) == --kernel {own} on 1 rank, {len(field)} bytes")
 
 
 def read_values(data, dtype):

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_support.hpp"
 #include "funnel/error.hpp"
 #include "options.hpp"
 #include "plan.hpp"
@@ -298,4 +299,58 @@ TEST(StencilOptions, StreamedOptionsAndPoolLimit) {
   for (const char* bad : {"0", "-1", "12Q", "K", "1.5G"}) {
     EXPECT_THROW((void)fs::parse_options({"--pool-limit", bad}), funnel::invalid_argument) << bad;
   }
+}
+
+// apps/common: what both programs print about input.
+TEST(AppCommon, EchoEscapesAndCuts) {
+  EXPECT_EQ(funnel::app::echo("plain 1,2"), "plain 1,2");
+  EXPECT_EQ(funnel::app::echo(std::string("a\nb\tc\0d'\\\x1b", 10)), "a\\nb\\tc\\x00d\\'\\\\\\x1b");
+  const std::string long_value(100000, 'x');
+  const std::string shown = funnel::app::echo(long_value);
+  EXPECT_LE(shown.size(), funnel::app::echo_limit + 30);
+  EXPECT_NE(shown.find("(100000 bytes)"), std::string::npos) << shown;
+  EXPECT_EQ(funnel::app::printable("a\nb\x01"), "a\\nb\\x01");
+}
+
+TEST(AppCommon, ByteCounts) {
+  EXPECT_EQ(funnel::app::to_bytes("4096"), 4096U);
+  EXPECT_EQ(funnel::app::to_bytes("3k"), 3U << 10);
+  EXPECT_EQ(funnel::app::to_bytes("2G"), std::size_t{2} << 30);
+  for (const char* bad : {"", "K", "+5", "-1", "0", "1.5G", "99999999999999999999G", "7T"}) {
+    EXPECT_THROW((void)funnel::app::to_bytes(bad), funnel::invalid_argument) << bad;
+  }
+}
+
+TEST(StencilOptions, ConfigFilesAreCheckedLineByLine) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"steps = 2\nsteps = 3\n", ":2: 'steps' is already set on line 1"},
+      {"config = other.conf\n", ":1: 'config' is not valid in a config file"},
+      {"steps = 2\nn = 4,x\n", ":2: n '4,x' is not valid"},
+      {"dims = \x01\x02\n", ":1: dims '\\x01\\x02' is not valid"},
+      {"help = true\n", ":1: 'help' is not valid in a config file"},
+  };
+  for (const auto& [text, fragment] : cases) {
+    const auto path = temp_file(text);
+    // The command line gives --n and --steps too: the file's lines are checked all the same.
+    const std::string message = parse_error({"--n", "4,4,4", "--steps", "1", "--config", path});
+    EXPECT_NE(message.find(path + fragment), std::string::npos)
+        << "'" << message << "' lacks '" << path + fragment << "'";
+    std::remove(path.c_str());
+  }
+}
+
+TEST(StencilOptions, ConfigMustBeASmallRegularFile) {
+  EXPECT_NE(parse_error({"--config", "/dev/null"}).find("(a device)"), std::string::npos);
+  EXPECT_NE(parse_error({"--config", ::testing::TempDir()}).find("(a directory)"),
+            std::string::npos);
+  const auto big = temp_file(std::string((1 << 20) + 1, '#'));
+  EXPECT_NE(parse_error({"--config", big}).find("it has 1048577 bytes"), std::string::npos);
+  std::remove(big.c_str());
+}
+
+TEST(StencilOptions, KokkosOptionsAreKeptForKokkos) {
+  const auto o = parse({"--kernel", "host", "--kokkos-threads=2", "--steps", "3"});
+  EXPECT_EQ(o.kokkos_args, std::vector<std::string>{"--kokkos-threads=2"});
+  EXPECT_EQ(*o.steps, 3);
+  EXPECT_NE(parse_error({"--kokkos-threads=2"}).find("without --kernel kokkos"), std::string::npos);
 }
