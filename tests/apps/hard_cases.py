@@ -33,15 +33,9 @@ import sys
 import tempfile
 import time
 
+from driver_support import check, exit_status, failures, ranks_of
+
 TIMEOUT = 90
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAILED:", msg)
-    return cond
 
 
 def run(ctx, ranks, args, timeout=TIMEOUT, env=None):
@@ -139,31 +133,6 @@ def catches_usr1(pid):
         return False
 
 
-def app_processes(root, name):
-    """Processes named `name` among `root` and its descendants (from /proc)."""
-    children = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                parent = int(f.read().rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry))
-        except (OSError, IndexError, ValueError):
-            pass
-    found, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == name[:15]:
-                    found.append(pid)
-        except OSError:
-            pass
-    return found
-
-
 def case_early_signal(ctx, ranks):
     cmd = ([ctx.mpiexec, "-np", str(ranks)] if ranks > 1 else []) + [ctx.app] + [
         "--backend", "host", "--n", "24,20,16", "--steps", "100000000", "--quiet",
@@ -173,13 +142,13 @@ def case_early_signal(ctx, ranks):
     signalled = set()
     deadline = time.time() + 30
     while len(signalled) < ranks and time.time() < deadline and proc.poll() is None:
-        for pid in app_processes(proc.pid, os.path.basename(ctx.app)):
+        for pid in ranks_of(proc.pid, ctx.app) if ranks > 1 else [proc.pid]:
             if pid not in signalled and catches_usr1(pid):
                 os.kill(pid, signal.SIGUSR1)
                 signalled.add(pid)
         time.sleep(0.001)
     try:
-        out, err = proc.communicate(timeout=TIMEOUT)
+        out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
         proc.kill()
         check(False, "no exit after the early SIGUSR1")
@@ -445,11 +414,7 @@ def main():
             {"trace": case_trace, "config-files": case_config_files, "tiny-grid": case_tiny_grid,
              "early-signal": case_early_signal, "exit-codes": case_exit_codes,
              "messages": case_messages}[ctx.case](ctx, ranks)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

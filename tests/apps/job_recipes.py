@@ -29,44 +29,15 @@ import sys
 import tempfile
 import time
 
+from driver_support import check, exit_status, ranks_of
+
 TIMEOUT = 90
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAILED:", msg)
-    return cond
 
 
 def app_args(ctx, name):
     return ["--backend", "host", "--n", "24,20,16", "--steps", "100000000", "--quiet",
             "--checkpoint-dir", os.path.join(ctx.workdir, f"ckpt-{name}"), "--summary",
             os.path.join(ctx.workdir, f"{name}.json")]
-
-
-def descendants_named(root, name):
-    children = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    children.setdefault(int(f.read().rsplit(")", 1)[1].split()[1]), []).append(
-                        int(entry))
-            except (OSError, IndexError, ValueError):
-                pass
-    found, todo = [], list(children.get(root, []))
-    while todo:
-        pid = todo.pop()
-        todo += children.get(pid, [])
-        try:
-            with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == name[:15]:
-                    found.append(pid)
-        except OSError:
-            pass
-    return found
 
 
 def stopped(ctx, name, launcher, ranks, send, want_status, want_checkpoint=True):
@@ -105,7 +76,7 @@ def to_process(sig):
 
 def to_ranks(sig):
     def send(ctx, proc, ranks):
-        pids = descendants_named(proc.pid, os.path.basename(ctx.app))
+        pids = ranks_of(proc.pid, ctx.app)
         check(len(pids) == ranks, f"{len(pids)} of {ranks} ranks found below the launcher")
         for pid in pids:
             os.kill(pid, sig)
@@ -262,11 +233,7 @@ def main():
             case_recipe(ctx, ctx.arg)
         else:
             {"mpirun": case_mpirun, "srun": case_srun}[ctx.case](ctx, int(ctx.arg))
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

@@ -37,8 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants  # noqa: E402
+from driver_support import ranks_of
 
 TIMEOUT = 120
 
@@ -194,20 +193,6 @@ def cmd_restart(ctx, rest):
     if restarted != uninterrupted:
         sys.exit("FAILED: restarted field (3 ranks from a 2-rank checkpoint) differs")
     print("OK: 2 ranks -> checkpoint at step 5 -> 3 ranks to step 16 == 1 rank to step 16")
-
-
-def ranks_of(pid, app):
-    """The processes below pid running app (its name as /proc/PID/comm shows it)."""
-    name = os.path.basename(app)[:15]
-    ranks = []
-    for child in descendants(pid):
-        try:
-            with open(f"/proc/{child}/comm") as f:
-                if f.read().strip() == name:
-                    ranks.append(child)
-        except OSError:
-            pass
-    return ranks
 
 
 def cmd_signal(ctx, rest):

@@ -23,13 +23,8 @@ import tempfile
 
 BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling"]
 TIMEOUT = 240
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAILED:", msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps"))
+from driver_support import check, exit_status  # noqa: E402
 
 
 def run(bench, args, cwd=None):
@@ -210,11 +205,7 @@ def main():
         cmd_launcher(a.bench, a.launcher, a.fake_bin)
     else:
         {"quick": cmd_quick, "bad-args": cmd_bad_args, "help": cmd_help}[a.command](a.bench)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":
