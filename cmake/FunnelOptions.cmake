@@ -95,6 +95,16 @@ if(OpenMP_CXX_FOUND)
   set(FUNNEL_HAS_OPENMP 1)
 endif()
 
+# --- CLI11 and nlohmann-json (header-only) ----------------------------------------------------
+# nlohmann-json writes funnel's trace files and the apps' JSON; CLI11 parses the apps' command
+# lines. Both are build-only dependencies: no installed funnel header includes them, so code
+# that links funnel needs neither (see FunnelConfig.cmake.in). On a machine without the
+# packages, point CMAKE_PREFIX_PATH at an unpacked .deb (scripts/gpu/fetch-debs.sh).
+find_package(nlohmann_json 3.9 REQUIRED CONFIG)
+if(FUNNEL_BUILD_APPS OR FUNNEL_BUILD_BENCHMARKS)
+  find_package(CLI11 2.1 REQUIRED CONFIG)
+endif()
+
 # --- tests / benchmarks -----------------------------------------------------------------------
 if(FUNNEL_BUILD_TESTS)
   find_package(GTest REQUIRED)

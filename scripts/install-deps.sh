@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what funnel needs from the platform's packages (Debian 12 / Ubuntu 24.04, as root).
+# Installs what funnel needs from the platform's packages (Debian 12 / Ubuntu 24.04, as root):
+# the toolchain, OpenMPI, HDF5, GoogleTest, CLI11 and nlohmann-json (header-only), Kokkos.
 # Packages already present are left alone, so this is quick on a prepared machine and works
 # offline there. The CUDA toolkit is not installed here: with nvcc on the machine (e.g.
 # /usr/local/cuda) the CUDA backend is built, without it the host backend alone.
@@ -27,7 +28,7 @@ main() {
 
   local packages=(cmake ninja-build g++ make pkg-config openmpi-bin libopenmpi-dev
     libhdf5-openmpi-dev libhdf5-dev hdf5-tools libgtest-dev libgmock-dev
-    python3 python3-numpy python3-matplotlib)
+    libcli11-dev nlohmann-json3-dev python3 python3-numpy python3-matplotlib)
   # Kokkos: Debian ships it inside Trilinos (Kokkos 3.4, Serial backend).
   if apt-cache show libtrilinos-kokkos-dev >/dev/null 2>&1; then
     packages+=(libtrilinos-kokkos-dev)

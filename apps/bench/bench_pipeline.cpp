@@ -36,23 +36,23 @@ chunk_plan plan_for(const field_layout& f, int k, double chunk_bytes) {
   return chunk_plan(f, 1, k, std::clamp(wanted, 1, most));
 }
 
-json_value pass_json(const pass_statistics& p) {
-  json_value j = json_value::object();
-  j.set("chunks", p.chunks);
-  j.set("slots", p.slots);
-  j.set("steps_per_pass", p.steps_per_pass);
-  j.set("pass_s", p.pass_seconds);
-  j.set("h2d_s", p.h2d_seconds);
-  j.set("kernel_s", p.kernel_seconds);
-  j.set("d2h_s", p.d2h_seconds);
-  j.set("stage_in_s", p.stage_in_seconds);
-  j.set("stage_out_s", p.stage_out_seconds);
-  j.set("h2d_bytes", p.h2d_bytes);
-  j.set("d2h_bytes", p.d2h_bytes);
-  j.set("cell_updates", p.cell_updates);
-  j.set("cell_updates_per_s", p.cell_updates_per_s());
-  j.set("bound", p.bound_name());
-  j.set("efficiency", p.efficiency());
+json pass_json(const pass_statistics& p) {
+  json j = json::object();
+  j["chunks"] = p.chunks;
+  j["slots"] = p.slots;
+  j["steps_per_pass"] = p.steps_per_pass;
+  j["pass_s"] = p.pass_seconds;
+  j["h2d_s"] = p.h2d_seconds;
+  j["kernel_s"] = p.kernel_seconds;
+  j["d2h_s"] = p.d2h_seconds;
+  j["stage_in_s"] = p.stage_in_seconds;
+  j["stage_out_s"] = p.stage_out_seconds;
+  j["h2d_bytes"] = p.h2d_bytes;
+  j["d2h_bytes"] = p.d2h_bytes;
+  j["cell_updates"] = p.cell_updates;
+  j["cell_updates_per_s"] = p.cell_updates_per_s();
+  j["bound"] = p.bound_name();
+  j["efficiency"] = p.efficiency();
   return j;
 }
 
@@ -121,7 +121,7 @@ outcome run_pipeline(const context& ctx) {
                     si(r.d2h_alone.d2h_gb_per_s()) + " GB/s");
 
   // Temporal blocking: k steps per trip over the link.
-  json_value curve = json_value::array();
+  json curve = json::array();
   std::vector<double> rates;
   std::vector<std::string> bounds;
   std::vector<long long> ks_run;
@@ -165,28 +165,27 @@ outcome run_pipeline(const context& ctx) {
     o.rows.push_back(rise);
   }
 
-  o.raw.set("gib", gib);
-  o.raw.set("field_bytes", field_bytes);
-  o.raw.set("interior",
-            json_value::array_of(std::vector<long long>(f.interior.begin(), f.interior.end())));
-  o.raw.set("dtype", "double");
-  o.raw.set("slots", popt.slots);
-  o.raw.set("plan", one_step.plan().describe());
-  o.raw.set("serial", pass_json(r.serial));
-  o.raw.set("pipelined", pass_json(r.pipelined));
-  o.raw.set("h2d_alone", pass_json(r.h2d_alone));
-  o.raw.set("d2h_alone", pass_json(r.d2h_alone));
-  o.raw.set("compute_alone", pass_json(r.compute_alone));
-  o.raw.set("copies_both", pass_json(r.copies_both));
-  o.raw.set("bound_s", r.bound_seconds());
-  o.raw.set("speedup", r.speedup());
-  o.raw.set("efficiency_vs_bound", r.efficiency_vs_bound());
-  o.raw.set("bidirectional_gb_per_s", r.bidirectional_gb_per_s());
-  o.raw.set("temporal_blocking", std::move(curve));
-  o.raw.set("trace_file", trace_path);
+  o.raw["gib"] = gib;
+  o.raw["field_bytes"] = field_bytes;
+  o.raw["interior"] = json(std::vector<long long>(f.interior.begin(), f.interior.end()));
+  o.raw["dtype"] = "double";
+  o.raw["slots"] = popt.slots;
+  o.raw["plan"] = one_step.plan().describe();
+  o.raw["serial"] = pass_json(r.serial);
+  o.raw["pipelined"] = pass_json(r.pipelined);
+  o.raw["h2d_alone"] = pass_json(r.h2d_alone);
+  o.raw["d2h_alone"] = pass_json(r.d2h_alone);
+  o.raw["compute_alone"] = pass_json(r.compute_alone);
+  o.raw["copies_both"] = pass_json(r.copies_both);
+  o.raw["bound_s"] = r.bound_seconds();
+  o.raw["speedup"] = r.speedup();
+  o.raw["efficiency_vs_bound"] = r.efficiency_vs_bound();
+  o.raw["bidirectional_gb_per_s"] = r.bidirectional_gb_per_s();
+  o.raw["temporal_blocking"] = std::move(curve);
+  o.raw["trace_file"] = trace_path;
   // The timeline travels inside the JSON too: side files may not come back from the GPU machine.
-  o.raw.set("trace", json_value::parse_file(trace_path));
-  o.raw.set("timing", "fastest of --repeat passes per mode");
+  o.raw["trace"] = read_json_file(trace_path);
+  o.raw["timing"] = "fastest of --repeat passes per mode";
   return o;
 }
 

@@ -182,7 +182,7 @@ void ranks_part(const context& ctx, std::int64_t n, long long steps, int ranks, 
       {ctx.self, "pool-worker", "--backend", to_string(ctx.backend), "--n", std::to_string(n),
        "--steps", std::to_string(steps), "--repeat", std::to_string(ctx.repeat), "--warmup",
        std::to_string(ctx.warmup), "--result", result});
-  json_value r = json_value::parse_file(result);
+  json r = read_json_file(result);
   const std::string who =
       std::to_string(ranks) + " ranks" + (mode == launch_mode::mps_on ? " MPS" : "");
   const auto row = [&](const std::string& what, const std::string& base_name, const char* base,
@@ -190,9 +190,9 @@ void ranks_part(const context& ctx, std::int64_t n, long long steps, int ranks, 
     comparison c;
     c.what = who + ": " + what;
     c.baseline_name = base_name;
-    c.baseline = 1e3 * r.at(base).as_number() / double(steps);
+    c.baseline = 1e3 * r.at(base).get<double>() / double(steps);
     c.funnel_name = "funnel pool per step";
-    c.funnel = 1e3 * r.at(funnel).as_number() / double(steps);
+    c.funnel = 1e3 * r.at(funnel).get<double>() / double(steps);
     c.unit = "ms/step";
     c.ratio = base == std::string("raw_s") ? c.baseline / c.funnel : c.funnel / c.baseline;
     return c;
@@ -200,13 +200,13 @@ void ranks_part(const context& ctx, std::int64_t n, long long steps, int ranks, 
   o.rows.push_back(row("pool / prealloc", "preallocated once", "preallocated_s", "pool_s"));
   o.rows.push_back(row(raw_allocator_name(ctx.backend) + " / pool",
                        raw_allocator_name(ctx.backend) + " per step", "raw_s", "pool_s"));
-  o.raw.set("ranks", std::move(r));
-  o.raw.set("ranks_launch", to_string(mode));
+  o.raw["ranks"] = std::move(r);
+  o.raw["ranks_launch"] = to_string(mode);
 }
 
 outcome run_pool(const context& ctx) {
   const option_values& opt = *ctx.options;
-  const std::int64_t n = opt.integer("n", 8);
+  const std::int64_t n = opt.integer("n");
   const long long steps = opt.integer("steps");
   const pool_measurement m = measure_pool(ctx.backend, n, steps, ctx.warmup, ctx.repeat);
   const std::vector<std::size_t>& sizes = m.sizes;
@@ -261,31 +261,31 @@ outcome run_pool(const context& ctx) {
                     std::to_string(sizes.size()) + " buffers per step, " +
                     si(double(footprint) / (1 << 20)) + " MiB)");
 
-  json_value& raw_json = o.raw;
-  raw_json.set("n", n);
-  raw_json.set("steps", steps);
-  raw_json.set("buffer_bytes", json_value::array_of(sizes));
-  raw_json.set("footprint_bytes", footprint);
-  raw_json.set("preallocated", t[0].to_json());
-  raw_json.set("pool", t[1].to_json());
-  raw_json.set("raw_allocator", t[2].to_json());
-  raw_json.set("raw_allocator_name", raw_name);
-  raw_json.set("pool_pairs_alone", alone[0].to_json());
-  raw_json.set("raw_pairs_alone", alone[1].to_json());
-  raw_json.set("pairs_per_repetition", pairs);
-  raw_json.set("pool_pair_us", pool_pair_us);
-  raw_json.set("raw_pair_us", raw_pair_us);
-  json_value pool_stats = json_value::object();
-  pool_stats.set("reserved", stats.reserved);
-  pool_stats.set("used", stats.used);
-  pool_stats.set("reserved_high", stats.reserved_high);
-  pool_stats.set("used_high", stats.used_high);
-  raw_json.set("pool_statistics", std::move(pool_stats));
+  json& raw_json = o.raw;
+  raw_json["n"] = n;
+  raw_json["steps"] = steps;
+  raw_json["buffer_bytes"] = json(sizes);
+  raw_json["footprint_bytes"] = footprint;
+  raw_json["preallocated"] = t[0].to_json();
+  raw_json["pool"] = t[1].to_json();
+  raw_json["raw_allocator"] = t[2].to_json();
+  raw_json["raw_allocator_name"] = raw_name;
+  raw_json["pool_pairs_alone"] = alone[0].to_json();
+  raw_json["raw_pairs_alone"] = alone[1].to_json();
+  raw_json["pairs_per_repetition"] = pairs;
+  raw_json["pool_pair_us"] = pool_pair_us;
+  raw_json["raw_pair_us"] = raw_pair_us;
+  json pool_stats = json::object();
+  pool_stats["reserved"] = stats.reserved;
+  pool_stats["used"] = stats.used;
+  pool_stats["reserved_high"] = stats.reserved_high;
+  pool_stats["used_high"] = stats.used_high;
+  raw_json["pool_statistics"] = std::move(pool_stats);
 
-  const auto ranks = static_cast<int>(opt.integer("ranks", 0));
+  const auto ranks = static_cast<int>(opt.integer("ranks"));
   if (ranks > 0) {
     try {
-      ranks_part(ctx, opt.integer("ranks-n", 8), steps, ranks, o);
+      ranks_part(ctx, opt.integer("ranks-n"), steps, ranks, o);
     } catch (const unsupported& e) {
       o.notes.push_back(std::to_string(ranks) + " ranks: skipped: " + e.what());
     }
@@ -332,7 +332,7 @@ command_spec pool_worker_spec() {
 }
 
 int pool_worker_main(const option_values& options) {
-  const std::int64_t n = options.integer("n", 8);
+  const std::int64_t n = options.integer("n");
   const long long steps = options.integer("steps");
   const std::string result = options.text("result");
   FUNNEL_EXPECTS(!result.empty(), "funnel-bench pool-worker: --result FILE is required");
@@ -345,7 +345,7 @@ int pool_worker_main(const option_values& options) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     FUNNEL_MPI_TRY(MPI_Barrier(MPI_COMM_WORLD));
     const pool_measurement m =
-        measure_pool(backend, n, steps, static_cast<int>(options.integer("warmup", 0)),
+        measure_pool(backend, n, steps, static_cast<int>(options.integer("warmup")),
                      static_cast<int>(options.integer("repeat")));
     const double mine[4] = {m.preallocated.median(), m.pooled.median(), m.raw.median(),
                             double(m.stats.reserved_high) / double(m.footprint)};
@@ -353,22 +353,20 @@ int pool_worker_main(const option_values& options) {
     FUNNEL_MPI_TRY(MPI_Gather(mine, 4, MPI_DOUBLE, all.data(), 4, MPI_DOUBLE, 0, MPI_COMM_WORLD));
     if (rank == 0) {
       // The slowest rank sets the pace of a bulk-synchronous code: report the maxima.
-      json_value j = json_value::object();
-      j.set("ranks", size);
-      j.set("n", n);
-      j.set("steps", steps);
+      json j = json::object();
+      j["ranks"] = size;
+      j["n"] = n;
+      j["steps"] = steps;
       const char* names[4] = {"preallocated_s", "pool_s", "raw_s", "reserved_high_over_footprint"};
       for (int k = 0; k < 4; ++k) {
         std::vector<double> column;
         for (int r = 0; r < size; ++r) column.push_back(all[std::size_t(4 * r + k)]);
-        j.set(std::string("per_rank_") + names[k], json_value::array_of(column));
-        j.set(names[k], *std::max_element(column.begin(), column.end()));
+        j[std::string("per_rank_") + names[k]] = json(column);
+        j[names[k]] = *std::max_element(column.begin(), column.end());
       }
       const char* mps = std::getenv("FUNNEL_MPS");
-      j.set("funnel_mps", mps != nullptr ? json_value(std::string(mps)) : json_value());
-      std::ofstream out(result, std::ios::trunc);
-      out << j.dump() << '\n';
-      FUNNEL_SYSTEM_CHECK(!out, "write", result);
+      j["funnel_mps"] = mps != nullptr ? json(std::string(mps)) : json();
+      write_json_file(result, j);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "funnel-bench pool-worker: %s\n", e.what());

@@ -38,14 +38,14 @@ outcome run_scaling(const context& ctx) {
                           : std::string("needs 2 GPUs on the cuda backend (--backend host given)"));
   }
   const option_values& opt = *ctx.options;
-  const std::vector<std::string> problems = opt.choices("problems", {"heat3d", "jacobi2d"});
+  const std::vector<std::string> problems = opt.choices("problems");
   const std::vector<long long> per_gpu = opt.integers("ranks-per-gpu");
   outcome o;
   o.name = "scaling";
-  json_value runs = json_value::array();
+  json runs = json::array();
   for (const std::string& problem : problems) {
     const bool heat = problem == "heat3d";
-    const long long n = opt.integer(heat ? "heat-n" : "jacobi-n", 4);
+    const long long n = opt.integer(heat ? "heat-n" : "jacobi-n");
     const std::string steps = opt.text(heat ? "heat-steps" : "jacobi-steps");
     for (const long long rpg : per_gpu) {
       const std::string base = problem + "-" + std::to_string(rpg) + "rpg";
@@ -54,13 +54,13 @@ outcome run_scaling(const context& ctx) {
         const stencil_app_result r = run_stencil_app(
             ctx, "scaling-" + base + "-" + what, static_cast<int>(ranks), launch_mode::funnel_auto,
             {"--gpus", gpu_list}, problem_args(problem, n, factor, steps));
-        json_value j = json_value::object();
-        j.set("problem", problem);
-        j.set("ranks_per_gpu", rpg);
-        j.set("run", what);
-        j.set("ranks", ranks);
-        j.set("cell_updates_per_s", r.cell_updates_per_s);
-        j.set("summary", r.summary);
+        json j = json::object();
+        j["problem"] = problem;
+        j["ranks_per_gpu"] = rpg;
+        j["run"] = what;
+        j["ranks"] = ranks;
+        j["cell_updates_per_s"] = r.cell_updates_per_s;
+        j["summary"] = r.summary;
         runs.push_back(std::move(j));
         return r.cell_updates_per_s;
       };
@@ -84,8 +84,8 @@ outcome run_scaling(const context& ctx) {
       }
     }
   }
-  o.raw.set("runs", std::move(runs));
-  o.raw.set("efficiency", "rate on 2 GPUs / (2 x rate on 1 GPU); weak: grid doubled");
+  o.raw["runs"] = std::move(runs);
+  o.raw["efficiency"] = "rate on 2 GPUs / (2 x rate on 1 GPU); weak: grid doubled";
   return o;
 }
 

@@ -26,7 +26,7 @@ struct share_point {
   long long ranks = 0;
   launch_mode mode = launch_mode::plain;
   double rate = 0.0;  // kernels/s (synthetic) or cell-updates/s (heat3d)
-  json_value detail;
+  json detail;
 };
 
 std::string worker_result_path(const context& ctx, const std::string& tag) {
@@ -40,7 +40,7 @@ long long calibrate(const context& ctx, int blocks, double kernel_ms) {
                   {ctx.self, "share-worker", "--backend", to_string(ctx.backend), "--blocks",
                    std::to_string(blocks), "--kernel-ms", std::to_string(kernel_ms), "--iterations",
                    "0", "--result", result});
-  return static_cast<long long>(json_value::parse_file(result).at("iterations").as_number());
+  return static_cast<long long>(read_json_file(result).at("iterations").get<double>());
 }
 
 share_point synthetic_point(const context& ctx, long long ranks, launch_mode mode, int blocks,
@@ -55,8 +55,8 @@ share_point synthetic_point(const context& ctx, long long ranks, launch_mode mod
   share_point p;
   p.ranks = ranks;
   p.mode = mode;
-  p.detail = json_value::parse_file(result);
-  p.rate = p.detail.at("aggregate_kernels_per_s").as_number();
+  p.detail = read_json_file(result);
+  p.rate = p.detail.at("aggregate_kernels_per_s").get<double>();
   return p;
 }
 
@@ -82,11 +82,11 @@ share_point heat3d_point(const context& ctx, long long ranks, launch_mode mode, 
 outcome run_share(const context& ctx) {
   const option_values& opt = *ctx.options;
   const std::vector<long long> ranks = opt.integers("ranks");
-  const std::vector<std::string> workloads = opt.choices("workloads", {"synthetic", "heat3d"});
+  const std::vector<std::string> workloads = opt.choices("workloads");
   const int blocks = static_cast<int>(opt.integer("blocks"));
   const double kernel_ms = opt.positive("kernel-ms");
   const long long launches = opt.integer("launches");
-  const long long box = opt.integer("box", 4);
+  const long long box = opt.integer("box");
   const long long box_steps = opt.integer("box-steps");
   const int sm_count = ctx.on_gpu() ? device(0).properties().sm_count : 0;
 
@@ -102,21 +102,21 @@ outcome run_share(const context& ctx) {
   bool has_synthetic = false;
   for (const std::string& w : workloads) has_synthetic = has_synthetic || w == "synthetic";
   const long long iterations = has_synthetic ? calibrate(ctx, blocks, kernel_ms) : 0;
-  o.raw.set("iterations", iterations);
-  o.raw.set("blocks", blocks);
-  o.raw.set("threads_per_block", spin_threads_per_block);
-  o.raw.set("kernel_ms", kernel_ms);
-  o.raw.set("launches_per_rank", launches);
-  o.raw.set("box", box);
-  o.raw.set("box_steps", box_steps);
-  o.raw.set("sm_count", sm_count);
-  json_value all_points = json_value::object();
-  json_value refused_points = json_value::array();  // past the client limit: funnel-run's refusal
+  o.raw["iterations"] = iterations;
+  o.raw["blocks"] = blocks;
+  o.raw["threads_per_block"] = spin_threads_per_block;
+  o.raw["kernel_ms"] = kernel_ms;
+  o.raw["launches_per_rank"] = launches;
+  o.raw["box"] = box;
+  o.raw["box_steps"] = box_steps;
+  o.raw["sm_count"] = sm_count;
+  json all_points = json::object();
+  json refused_points = json::array();  // past the client limit: funnel-run's refusal
 
   for (const std::string& w : workloads) {
     const bool synthetic = w == "synthetic";
     const std::string unit = synthetic ? "kernels/s" : "updates/s";
-    json_value points = json_value::array();
+    json points = json::array();
     double single = 0.0;
     for (const long long n : ranks) {
       std::vector<share_point> at_n;
@@ -136,27 +136,20 @@ outcome run_share(const context& ctx) {
                             (refused ? " refused by funnel-run (more ranks on one GPU than the "
                                        "MPS server serves, --mps-max-clients)"
                                      : " failed: " + what.substr(0, what.find('\n'))));
-          if (refused) {
-            json_value j = json_value::object();
-            j.set("workload", w);
-            j.set("ranks", n);
-            refused_points.push_back(std::move(j));
-          }
+          if (refused) refused_points.push_back(json{{"workload", w}, {"ranks", n}});
           failed = true;
           break;
         }
-        json_value j = json_value::object();
-        j.set("ranks", n);
-        j.set("launch", to_string(m));
-        j.set("mps", m == launch_mode::mps_on);
-        j.set("rate", p.rate);
-        j.set("detail", p.detail);
+        json j = json::object();
+        j["ranks"] = n;
+        j["launch"] = to_string(m);
+        j["mps"] = m == launch_mode::mps_on;
+        j["rate"] = p.rate;
+        j["detail"] = p.detail;
         points.push_back(std::move(j));
         // funnel-run says in FUNNEL_MPS whether MPS really serves the ranks; a (b) figure
         // without it would be a second time-sliced run.
-        const json_value* mps = p.detail.find("funnel_mps");
-        if (synthetic && m == launch_mode::mps_on &&
-            (mps == nullptr || mps->is_null() || mps->as_string() != "on")) {
+        if (synthetic && m == launch_mode::mps_on && p.detail.value("funnel_mps", json()) != "on") {
           o.notes.push_back("N=" + std::to_string(n) +
                             " --mps on: the ranks report FUNNEL_MPS != on, so MPS did not serve "
                             "them");
@@ -197,11 +190,11 @@ outcome run_share(const context& ctx) {
       }
     }
     if (single <= 0.0) o.notes.push_back(w + ": --ranks has no 1, so no single-rank rate");
-    all_points.set(w, std::move(points));
+    all_points[w] = std::move(points);
   }
-  o.raw.set("points", std::move(all_points));
-  o.raw.set("refused", std::move(refused_points));
-  o.raw.set("single_rank_reference", "N=1 " + to_string(modes.front()));
+  o.raw["points"] = std::move(all_points);
+  o.raw["refused"] = std::move(refused_points);
+  o.raw["single_rank_reference"] = "N=1 " + to_string(modes.front());
   if (modes.size() == 1) {
     o.notes.push_back(
         "host backend: one plain mpirun per N (no GPU to time-slice, no MPS); "
@@ -229,20 +222,18 @@ void worker_measure(MPI_Comm comm, stream& s, float* sink, int blocks, long long
   if (rank != 0) return;
   double slowest = 0.0;
   for (const double t : all) slowest = std::max(slowest, t);
-  json_value j = json_value::object();
-  j.set("ranks", size);
-  j.set("blocks", blocks);
-  j.set("iterations", iterations);
-  j.set("launches_per_rank", launches);
-  j.set("per_rank_s", json_value::array_of(all));
-  j.set("slowest_s", slowest);
-  j.set("aggregate_kernels_per_s", double(size) * double(launches) / slowest);
+  json j = json::object();
+  j["ranks"] = size;
+  j["blocks"] = blocks;
+  j["iterations"] = iterations;
+  j["launches_per_rank"] = launches;
+  j["per_rank_s"] = json(all);
+  j["slowest_s"] = slowest;
+  j["aggregate_kernels_per_s"] = double(size) * double(launches) / slowest;
   const char* mps = std::getenv("FUNNEL_MPS");
-  j.set("funnel_mps", mps != nullptr ? json_value(std::string(mps)) : json_value());
-  j.set("mps_pipe_set", std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr);
-  std::ofstream out(result, std::ios::trunc);
-  out << j.dump() << '\n';
-  FUNNEL_SYSTEM_CHECK(!out, "write", result);
+  j["funnel_mps"] = mps != nullptr ? json(std::string(mps)) : json();
+  j["mps_pipe_set"] = std::getenv("CUDA_MPS_PIPE_DIRECTORY") != nullptr;
+  write_json_file(result, j);
 }
 
 /// Finds the chain length that makes one kernel last about `kernel_ms` on this rank alone.
@@ -262,12 +253,10 @@ void worker_calibrate(stream& s, float* sink, int blocks, double kernel_ms,
     iterations = std::max<long long>(
         1, static_cast<long long>(double(iterations) * std::min(scale, 1000.0)));
   }
-  json_value j = json_value::object();
-  j.set("iterations", iterations);
-  j.set("kernel_s", seconds);
-  std::ofstream out(result, std::ios::trunc);
-  out << j.dump() << '\n';
-  FUNNEL_SYSTEM_CHECK(!out, "write", result);
+  json j = json::object();
+  j["iterations"] = iterations;
+  j["kernel_s"] = seconds;
+  write_json_file(result, j);
 }
 
 }  // namespace
@@ -316,7 +305,7 @@ command_spec share_worker_spec() {
 
 int share_worker_main(const option_values& options) {
   const int blocks = static_cast<int>(options.integer("blocks"));
-  const long long iterations = options.integer("iterations", 0);
+  const long long iterations = options.integer("iterations");
   const double kernel_ms = options.positive("kernel-ms");
   const long long launches = options.integer("launches");
   const std::string result = options.text("result");

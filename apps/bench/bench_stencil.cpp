@@ -67,21 +67,21 @@ resident_case measure_resident(const context& ctx, std::int64_t n, long long ste
 
 void resident_part(const context& ctx, outcome& o) {
   const option_values& opt = *ctx.options;
-  const std::vector<long long> sizes = opt.integers("sizes", 4);
-  const std::vector<std::string> dtypes = opt.choices("dtypes", {"float", "double"});
+  const std::vector<long long> sizes = opt.integers("sizes");
+  const std::vector<std::string> dtypes = opt.choices("dtypes");
   const long long steps = opt.integer("steps");
-  json_value cases = json_value::array();
+  json cases = json::array();
   for (const std::string& dtype : dtypes) {
     for (const long long n : sizes) {
-      json_value c = json_value::object();
-      c.set("dtype", dtype);
-      c.set("n", n);
+      json c = json::object();
+      c["dtype"] = dtype;
+      c["n"] = n;
       resident_case r;
       try {
         r = dtype == "float" ? measure_resident<float>(ctx, n, steps)
                              : measure_resident<double>(ctx, n, steps);
       } catch (const out_of_memory& e) {
-        c.set("skipped", std::string("does not fit: ") + e.what());
+        c["skipped"] = std::string("does not fit: ") + e.what();
         o.notes.push_back(dtype + " " + std::to_string(n) + "^3: does not fit the device");
         cases.push_back(std::move(c));
         continue;
@@ -97,40 +97,39 @@ void resident_part(const context& ctx, outcome& o) {
       row.target = at_least(0.90);
       row.goal_applies = ctx.on_gpu();
       o.rows.push_back(row);
-      c.set("steps", steps);
-      c.set("stencil", r.stencil.to_json());
-      c.set("copy", r.copy.to_json());
-      c.set("cell_updates_per_s", r.cell_updates_per_s);
-      c.set("stencil_bytes_per_s", r.stencil_bytes_per_s);
-      c.set("copy_bytes_per_s", r.copy_bytes_per_s);
+      c["steps"] = steps;
+      c["stencil"] = r.stencil.to_json();
+      c["copy"] = r.copy.to_json();
+      c["cell_updates_per_s"] = r.cell_updates_per_s;
+      c["stencil_bytes_per_s"] = r.stencil_bytes_per_s;
+      c["copy_bytes_per_s"] = r.copy_bytes_per_s;
       cases.push_back(std::move(c));
     }
   }
-  o.raw.set("resident", std::move(cases));
+  o.raw["resident"] = std::move(cases);
 }
 
 void shared_part(const context& ctx, outcome& o) {
   const option_values& opt = *ctx.options;
   const std::vector<long long> ranks = opt.integers("ranks");
-  const long long n = opt.integer("shared-n", 4);
+  const long long n = opt.integer("shared-n");
   const std::string grid = std::to_string(n) + "," + std::to_string(n) + "," + std::to_string(n);
-  const std::vector<std::string> args = {
-      "--problem", "heat3d",
-      "--n",       grid,
-      "--dtype",   opt.choice("shared-dtype", {"float", "double"}),
-      "--steps",   opt.text("shared-steps")};
+  const std::vector<std::string> args = {"--problem", "heat3d",
+                                         "--n",       grid,
+                                         "--dtype",   opt.text("shared-dtype"),
+                                         "--steps",   opt.text("shared-steps")};
   const launch_mode mode = effective_mode(ctx, launch_mode::funnel_auto);
-  json_value runs = json_value::array();
+  json runs = json::array();
   double one_rank = 0.0;
   for (const long long r : ranks) {
     const stencil_app_result res = run_stencil_app(ctx, "stencil-shared-" + std::to_string(r),
                                                    static_cast<int>(r), mode, {}, args);
-    json_value run = json_value::object();
-    run.set("ranks", r);
-    run.set("cell_updates_per_s", res.cell_updates_per_s);
-    run.set("time_s", res.seconds);
-    run.set("wall_s", res.wall_seconds);
-    run.set("summary", res.summary);
+    json run = json::object();
+    run["ranks"] = r;
+    run["cell_updates_per_s"] = res.cell_updates_per_s;
+    run["time_s"] = res.seconds;
+    run["wall_s"] = res.wall_seconds;
+    run["summary"] = res.summary;
     runs.push_back(std::move(run));
     if (r == 1) one_rank = res.cell_updates_per_s;
     if (r == 1 || one_rank <= 0.0) continue;
@@ -147,11 +146,11 @@ void shared_part(const context& ctx, outcome& o) {
     o.rows.push_back(row);
   }
   if (one_rank <= 0.0) o.notes.push_back("--ranks has no 1: no ratio against one rank");
-  json_value shared = json_value::object();
-  shared.set("n", n);
-  shared.set("launch", to_string(mode));
-  shared.set("runs", std::move(runs));
-  o.raw.set("shared", std::move(shared));
+  json shared = json::object();
+  shared["n"] = n;
+  shared["launch"] = to_string(mode);
+  shared["runs"] = std::move(runs);
+  o.raw["shared"] = std::move(shared);
 }
 
 outcome run_stencil(const context& ctx) {
@@ -162,7 +161,7 @@ outcome run_stencil(const context& ctx) {
     shared_part(ctx, o);
   } catch (const unsupported& e) {
     o.notes.push_back(std::string("ranks sharing one grid: skipped: ") + e.what());
-    o.raw.set("shared", json_value::object()).set("skipped", std::string(e.what()));
+    o.raw["shared"] = {{"skipped", std::string(e.what())}};
   }
   return o;
 }

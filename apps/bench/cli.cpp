@@ -1,56 +1,13 @@
 #include "cli.hpp"
 
-#include <cstdlib>
-#include <sstream>
+#include <CLI/CLI.hpp>
+#include <memory>
 
+#include "cli_support.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::bench {
 namespace {
-
-const option_spec* find_spec(const command_spec& command, const std::string& name) {
-  for (const option_spec& o : command.options) {
-    if (o.name == name) return &o;
-  }
-  for (const option_spec& o : common_options()) {
-    if (o.name == name) return &o;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> out;
-  std::string item;
-  std::istringstream in(text);
-  while (std::getline(in, item, ',')) out.push_back(item);
-  if (!text.empty() && text.back() == ',') out.emplace_back();
-  return out;
-}
-
-bool parse_integer(const std::string& text, long long& value) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  value = std::strtoll(text.c_str(), &end, 10);
-  return *end == '\0';
-}
-
-std::string join(const std::vector<std::string>& items) {
-  std::string out;
-  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? "|" : "") + items[i];
-  return out;
-}
-
-void describe(std::ostringstream& out, const option_spec& o) {
-  std::string head = "  --" + o.name + (o.value_name.empty() ? "" : " " + o.value_name);
-  if (head.size() < 26) head.resize(26, ' ');
-  out << head << ' ' << o.help;
-  if (!o.full_default.empty()) {
-    out << " (default " << o.full_default;
-    if (o.quick_default != o.full_default) out << "; --quick " << o.quick_default;
-    out << ')';
-  }
-  out << '\n';
-}
 
 option_spec make_option(std::string name, std::string value_name, std::string help,
                         std::string full_default, std::string quick_default, value_kind kind,
@@ -65,6 +22,78 @@ option_spec make_option(std::string name, std::string value_name, std::string he
   o.min = min;
   o.allowed = std::move(allowed);
   return o;
+}
+
+/// The help line of an option: its text and its defaults.
+std::string describe(const option_spec& o) {
+  std::string text = o.help;
+  if (!o.full_default.empty()) {
+    text += " (default " + o.full_default;
+    if (o.quick_default != o.full_default) text += "; --quick " + o.quick_default;
+    text += ')';
+  }
+  return text;
+}
+
+/// The CLI11 check of an option's kind (none for text).
+CLI::Validator validator_of(const option_spec& o) {
+  switch (o.kind) {
+    case value_kind::integer:
+      return app::integer_in(o.min);
+    case value_kind::positive:
+      return app::positive_number();
+    case value_kind::integers:
+      return app::integer_list(o.min);
+    case value_kind::choice:
+      return app::one_of(o.allowed);
+    case value_kind::choices:
+      return app::word_list(o.allowed);
+    case value_kind::text:
+      break;
+  }
+  return CLI::Validator(std::string{});
+}
+
+/// Adds one option to a subcommand, its value stored in `values[name]`.
+void add(CLI::App& sub, const option_spec& o, std::map<std::string, std::string>& values,
+         const std::string& group) {
+  if (o.name == "help") return;  // CLI11's own help flag (set_help_flag)
+  if (o.value_name.empty()) {
+    sub.add_flag_function(
+           "--" + o.name, [&values, name = o.name](std::int64_t) { values[name] = "1"; },
+           describe(o))
+        ->disable_flag_override()
+        ->group(group);
+    return;
+  }
+  // A choice shows its words (a|b), a list of choices its words and that it is a list.
+  std::string shown = o.value_name;
+  if (o.kind == value_kind::choice) shown = app::join_choices(o.allowed);
+  if (o.kind == value_kind::choices) shown = app::join_choices(o.allowed) + "[,...]";
+  CLI::Option* option =
+      sub.add_option("--" + o.name, values[o.name], describe(o))->type_name(shown)->group(group);
+  if (o.kind != value_kind::text) option->check(validator_of(o));
+}
+
+/// One CLI11 subcommand with its own and the common options; described by its brief (the
+/// overview's line) or its summary (its own --help).
+CLI::App* add_command(CLI::App& app, const command_spec& c,
+                      std::map<std::string, std::string>& values, bool summary = false) {
+  CLI::App* sub = app.add_subcommand(c.name, summary ? c.summary : c.brief);
+  app::apply_common_style(*sub);
+  for (const option_spec& o : c.options) add(*sub, o, values, c.name + " options");
+  for (const option_spec& o : common_options()) add(*sub, o, values, "common options");
+  sub->set_help_flag("--help", "this text")->group("common options");
+  sub->group(c.hidden ? "" : "benchmarks");
+  return sub;
+}
+
+std::string names_of(const std::vector<command_spec>& commands) {
+  std::string out;
+  for (const command_spec& c : commands) {
+    if (!c.hidden) out += (out.empty() ? "" : ", ") + c.name;
+  }
+  return out;
 }
 
 }  // namespace
@@ -120,8 +149,8 @@ const std::vector<option_spec>& common_options() {
                   ""),
       text_option("quick", "", "tiny sizes: checks that everything runs, measures nothing useful",
                   "", ""),
-      choice_option("backend", "auto|cuda|host", "where the benchmarks run", "auto", "auto",
-                    {"auto", "cuda", "host"}),
+      choice_option("backend", app::join_choices(app::backend_choices()),
+                    "where the benchmarks run", "auto", "auto", app::backend_choices()),
       integer_option("repeat", "N", "timed repetitions; the median counts", "5", "2"),
       integer_option("warmup", "N", "untimed repetitions first", "1", "1", 0),
       text_option("help", "", "this text", "", ""),
@@ -129,83 +158,20 @@ const std::vector<option_spec>& common_options() {
   return options;
 }
 
-option_values::option_values(const command_spec& command, const std::vector<std::string>& args)
-    : command_(command.name) {
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
-      throw invalid_argument("funnel-bench " + command_ + ": unexpected argument '" + arg +
-                             "' (options start with --; see funnel-bench " + command_ + " --help)");
-    }
-    std::string name = arg.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (const auto eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-      has_value = true;
-    }
-    const option_spec* spec = find_spec(command, name);
-    if (spec == nullptr) {
-      throw invalid_argument("funnel-bench " + command_ + ": unknown option '--" + name +
-                             "' (see funnel-bench " + command_ + " --help)");
-    }
-    if (spec->value_name.empty()) {
-      if (has_value) {
-        throw invalid_argument("funnel-bench " + command_ + ": --" + name +
-                               " is a flag and takes no value");
-      }
-      value = "1";
-    } else if (!has_value) {
-      if (i + 1 >= args.size()) {
-        throw invalid_argument("funnel-bench " + command_ + ": --" + name + " needs a value (" +
-                               spec->value_name + ")");
-      }
-      value = args[++i];
-    }
-    values_[name] = value;
-    given_[name] = true;
-  }
-  quick_ = given("quick");
+option_values::option_values(const command_spec& command, std::map<std::string, std::string> given)
+    : command_(command.name), given_(std::move(given)) {
+  quick_ = flag("quick");
   const auto fill = [&](const option_spec& o) {
-    if (given(o.name)) return;
-    const std::string& d = quick_ ? o.quick_default : o.full_default;
-    if (!d.empty()) values_[o.name] = d;
+    const auto it = given_.find(o.name);
+    const std::string& fallback = quick_ ? o.quick_default : o.full_default;
+    if (it != given_.end()) {
+      values_[o.name] = it->second;
+    } else if (!fallback.empty()) {
+      values_[o.name] = fallback;
+    }
   };
   for (const option_spec& o : common_options()) fill(o);
   for (const option_spec& o : command.options) fill(o);
-  // Check every value now, so a bad one stops the run before anything is measured.
-  const auto validate = [&](const option_spec& o) {
-    if (values_.count(o.name) == 0) return;
-    switch (o.kind) {
-      case value_kind::text:
-        return;
-      case value_kind::integer:
-        (void)integer(o.name, o.min);
-        return;
-      case value_kind::positive:
-        (void)positive(o.name);
-        return;
-      case value_kind::integers:
-        (void)integers(o.name, o.min);
-        return;
-      case value_kind::choice:
-        (void)choice(o.name, o.allowed);
-        return;
-      case value_kind::choices:
-        (void)choices(o.name, o.allowed);
-        return;
-    }
-  };
-  for (const option_spec& o : common_options()) validate(o);
-  for (const option_spec& o : command.options) validate(o);
-}
-
-bool option_values::flag(const std::string& name) const { return given(name); }
-
-bool option_values::given(const std::string& name) const {
-  const auto it = given_.find(name);
-  return it != given_.end() && it->second;
 }
 
 std::string option_values::text(const std::string& name) const {
@@ -213,97 +179,79 @@ std::string option_values::text(const std::string& name) const {
   return it == values_.end() ? std::string{} : it->second;
 }
 
-void option_values::bad(const std::string& name, const std::string& value,
-                        const std::string& allowed) const {
-  throw invalid_argument("funnel-bench " + command_ + ": --" + name + " '" + value +
-                         "' is invalid: " + allowed);
+long long option_values::integer(const std::string& name) const {
+  return app::to_integer(text(name));
 }
 
-long long option_values::integer(const std::string& name, long long min) const {
-  const std::string t = text(name);
-  long long v = 0;
-  if (!parse_integer(t, v) || v < min) {
-    bad(name, t, "an integer of at least " + std::to_string(min));
+double option_values::positive(const std::string& name) const { return std::stod(text(name)); }
+
+std::vector<long long> option_values::integers(const std::string& name) const {
+  const auto values = app::to_integers(text(name));
+  return {values.begin(), values.end()};
+}
+
+std::vector<std::string> option_values::choices(const std::string& name) const {
+  return app::split_list(text(name));
+}
+
+command_line parse_command_line(const std::vector<command_spec>& commands,
+                                const std::vector<std::string>& args) {
+  const std::string& first = args.front();
+  command_line line;
+  if (first == "--help" || first == "-h" || first == "help") {
+    line.help = true;
+    return line;
   }
-  return v;
-}
-
-double option_values::positive(const std::string& name) const {
-  const std::string t = text(name);
-  char* end = nullptr;
-  const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || *end != '\0' || !(v > 0.0) || v > 1e15) bad(name, t, "a number above 0");
-  return v;
-}
-
-std::vector<long long> option_values::integers(const std::string& name, long long min) const {
-  const std::string t = text(name);
-  std::vector<long long> out;
-  for (const std::string& item : split(t)) {
-    long long v = 0;
-    if (!parse_integer(item, v) || v < min) {
-      bad(name, t, "a comma-separated list of integers of at least " + std::to_string(min));
-    }
-    out.push_back(v);
+  for (const command_spec& c : commands) {
+    if (c.name == first) line.command = &c;
   }
-  if (out.empty()) bad(name, t, "a comma-separated list of integers");
-  return out;
-}
-
-std::vector<std::string> option_values::choices(const std::string& name,
-                                                const std::vector<std::string>& allowed) const {
-  const std::string t = text(name);
-  std::vector<std::string> out;
-  for (const std::string& item : split(t)) {
-    bool ok = false;
-    for (const std::string& a : allowed) ok = ok || a == item;
-    if (!ok) bad(name, t, "a comma-separated list of " + join(allowed));
-    out.push_back(item);
+  if (line.command == nullptr) {
+    throw invalid_argument("funnel-bench: unknown benchmark '" + app::echo(first) +
+                           "' (allowed: " + names_of(commands) + ")");
   }
-  if (out.empty()) bad(name, t, "a comma-separated list of " + join(allowed));
-  return out;
-}
-
-std::string option_values::choice(const std::string& name,
-                                  const std::vector<std::string>& allowed) const {
-  const std::string t = text(name);
-  for (const std::string& a : allowed) {
-    if (a == t) return t;
+  const std::string prefix = "funnel-bench " + first + ": ";
+  CLI::App app("funnel-bench", "funnel-bench");
+  std::map<std::string, std::string> values;
+  CLI::App* sub = add_command(app, *line.command, values);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    line.help = true;
+    return line;
+  } catch (const CLI::ParseError& e) {
+    throw invalid_argument(prefix + app::describe(e));
   }
-  bad(name, t, "one of " + join(allowed));
+  try {
+    app::reject_extras(*sub, "funnel-bench " + first + " --help");
+  } catch (const invalid_argument& e) {
+    throw invalid_argument(prefix + e.what());
+  }
+  for (const auto& [name, value] : values) {
+    if (sub->count("--" + name) > 0) line.given[name] = value;
+  }
+  return line;
 }
 
 std::string command_usage(const command_spec& command) {
-  std::ostringstream out;
-  out << "usage: funnel-bench " << command.name << " [options]\n\n" << command.summary << "\n\n";
-  if (!command.options.empty()) {
-    out << command.name << " options\n";
-    for (const option_spec& o : command.options) describe(out, o);
-    out << '\n';
-  }
-  out << "common options\n";
-  for (const option_spec& o : common_options()) describe(out, o);
-  return out.str();
+  CLI::App app("funnel-bench", "funnel-bench");
+  std::map<std::string, std::string> values;
+  return add_command(app, command, values, true)->help("funnel-bench");
 }
 
 std::string overview_usage(const std::vector<command_spec>& commands) {
-  std::ostringstream out;
-  out << "usage: funnel-bench <benchmark>|all [options]\n\n"
-         "Measures funnel against its baselines, each pair back to back in one process tree, and\n"
-         "prints the ratios with the goals they are held to (met / not met). Not a test suite:\n"
-         "nothing here fails on a timing. Benchmarks that need a GPU (or two) say 'skipped' on\n"
-         "a machine without one; --quick runs tiny sizes on any backend to check the plumbing.\n\n"
-         "benchmarks\n";
-  for (const command_spec& c : commands) {
-    if (c.hidden) continue;
-    std::string head = "  " + c.name;
-    if (head.size() < 12) head.resize(12, ' ');
-    out << head << c.brief << '\n';
-  }
-  out << "\ncommon options\n";
-  for (const option_spec& o : common_options()) describe(out, o);
-  out << "\n'funnel-bench <benchmark> --help' lists a benchmark's own options.\n";
-  return out.str();
+  CLI::App app(
+      "Measures funnel against its baselines, each pair back to back in one process tree, and "
+      "prints the ratios with the goals they are held to (met / not met). Not a test suite: "
+      "nothing here fails on a timing. Benchmarks that need a GPU (or two) say 'skipped' on a "
+      "machine without one; --quick runs tiny sizes on any backend to check the plumbing.",
+      "funnel-bench");
+  app::apply_common_style(app);
+  app.set_help_flag("--help", "this text");
+  std::map<std::string, std::string> values;
+  for (const command_spec& c : commands) add_command(app, c, values);
+  app.footer("'funnel-bench <benchmark> --help' lists its options.");
+  return app.help();
 }
 
 }  // namespace funnel::bench

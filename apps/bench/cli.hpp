@@ -1,6 +1,8 @@
 /**
  * @file cli.hpp
- * @brief funnel-bench's command line: the subcommands, their options and typed access to them.
+ * @brief funnel-bench's command line: the subcommands and their options as data, parsed with
+ * CLI11 (apps/common gives both programs one style of help and errors), and typed access to
+ * the values.
  */
 #pragma once
 
@@ -12,7 +14,7 @@ namespace funnel::bench {
 
 /// @brief What an option's value must be; checked when the command line is parsed.
 enum class value_kind {
-  text,      ///< anything
+  text,      ///< anything (a flag when the option has no value name)
   integer,   ///< an integer of at least `min`
   positive,  ///< a real number above 0
   integers,  ///< a comma-separated list of integers of at least `min`
@@ -70,73 +72,65 @@ struct command_spec {
 [[nodiscard]] const std::vector<option_spec>& common_options();
 
 /**
- * @brief Parsed options of one subcommand, defaults filled in.
+ * @brief The options of one subcommand: what was given, and the defaults of the others (the
+ * full run's, or --quick's).
  *
- * Typed getters validate the text and throw funnel::invalid_argument with one line naming the
- * option, the bad value and what is allowed.
+ * Values are checked when the command line is parsed (parse_command_line), so the typed
+ * getters only convert.
  */
 class option_values {
  public:
   /**
-   * @brief Parses `args` (everything after the subcommand name).
    * @param command the subcommand's spec
-   * @param args `--name value`, `--name=value` or `--flag`
-   * @throw funnel::invalid_argument for an unknown option, a missing value, a stray argument
-   * or a value (given or default) that is not of the option's kind
+   * @param given the options given, name -> value ("1" for a flag); options of other
+   * subcommands are ignored (`all` hands every benchmark the common options)
    */
-  option_values(const command_spec& command, const std::vector<std::string>& args);
+  option_values(const command_spec& command, std::map<std::string, std::string> given);
 
   /// @brief The subcommand these options belong to.
   [[nodiscard]] const std::string& command() const noexcept { return command_; }
   /// @brief True when --quick was given.
   [[nodiscard]] bool quick() const noexcept { return quick_; }
-  /// @brief True when the flag was given.
-  [[nodiscard]] bool flag(const std::string& name) const;
-  /// @brief True when the option was given on the command line (not a default).
-  [[nodiscard]] bool given(const std::string& name) const;
+  /// @brief True when the flag (or option) was given.
+  [[nodiscard]] bool flag(const std::string& name) const { return given_.count(name) > 0; }
+  /// @brief The options given on the command line, name -> value.
+  [[nodiscard]] const std::map<std::string, std::string>& given() const noexcept { return given_; }
   /// @brief The text value ("" when unset and without default).
   [[nodiscard]] std::string text(const std::string& name) const;
-  /**
-   * @brief An integer value.
-   * @param name option name
-   * @param min smallest allowed value
-   * @throw funnel::invalid_argument when not an integer ≥ min
-   */
-  [[nodiscard]] long long integer(const std::string& name, long long min = 1) const;
-  /**
-   * @brief A positive real value.
-   * @throw funnel::invalid_argument when not a number > 0
-   */
+  /// @brief An integer value.
+  [[nodiscard]] long long integer(const std::string& name) const;
+  /// @brief A positive real value.
   [[nodiscard]] double positive(const std::string& name) const;
-  /**
-   * @brief A comma-separated list of integers ≥ min.
-   * @throw funnel::invalid_argument when empty or an element is not an integer ≥ min
-   */
-  [[nodiscard]] std::vector<long long> integers(const std::string& name, long long min = 1) const;
-  /**
-   * @brief A comma-separated list whose elements come from `allowed`.
-   * @throw funnel::invalid_argument when empty or an element is not allowed
-   */
-  [[nodiscard]] std::vector<std::string> choices(const std::string& name,
-                                                 const std::vector<std::string>& allowed) const;
-  /**
-   * @brief One value from `allowed`.
-   * @throw funnel::invalid_argument when not allowed
-   */
-  [[nodiscard]] std::string choice(const std::string& name,
-                                   const std::vector<std::string>& allowed) const;
-  /// @brief Every value (given or default) as name → text, for the JSON record.
+  /// @brief A comma-separated list of integers.
+  [[nodiscard]] std::vector<long long> integers(const std::string& name) const;
+  /// @brief A comma-separated list of words.
+  [[nodiscard]] std::vector<std::string> choices(const std::string& name) const;
+  /// @brief Every value (given or default) as name -> text, for the JSON record.
   [[nodiscard]] const std::map<std::string, std::string>& all() const noexcept { return values_; }
 
  private:
-  [[noreturn]] void bad(const std::string& name, const std::string& value,
-                        const std::string& allowed) const;
-
   std::string command_;
   bool quick_ = false;
   std::map<std::string, std::string> values_;
-  std::map<std::string, bool> given_;
+  std::map<std::string, std::string> given_;
 };
+
+/// @brief What the command line asks for.
+struct command_line {
+  const command_spec* command = nullptr;     ///< the subcommand; nullptr: the overview's --help
+  bool help = false;                         ///< --help: print its help and run nothing
+  std::map<std::string, std::string> given;  ///< its options as given (see option_values)
+};
+
+/**
+ * @brief Parses `funnel-bench <subcommand> [options]` with CLI11.
+ * @param commands every subcommand
+ * @param args the arguments after the program name (not empty)
+ * @throw funnel::invalid_argument one line: an unknown subcommand or option, a missing value,
+ * a value that is not of the option's kind (naming it and what is allowed)
+ */
+[[nodiscard]] command_line parse_command_line(const std::vector<command_spec>& commands,
+                                              const std::vector<std::string>& args);
 
 /**
  * @brief The --help text of one subcommand.

@@ -17,7 +17,7 @@ namespace funnel::bench {
  * @param backend the backend the run uses
  * @return the description as a JSON object
  */
-[[nodiscard]] json_value describe_machine(backend_kind backend);
+[[nodiscard]] json describe_machine(backend_kind backend);
 
 /// @brief The current UTC time as ISO 8601, e.g. "2026-11-22T06:41:00Z".
 [[nodiscard]] std::string utc_timestamp();

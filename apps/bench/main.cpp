@@ -104,19 +104,17 @@ fb::outcome run_one(const fb::benchmark& b, fb::context ctx, const fb::option_va
   }
 }
 
-int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::option_values& opt,
-                   const std::vector<std::string>& args) {
-  // Each benchmark parses the arguments against its own spec (so `all`, which passes only the
-  // common options, gives every benchmark its own defaults), all before anything runs: a bad
-  // value stops the run with one line instead of failing halfway through.
+int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::option_values& opt) {
+  // Each benchmark gets the options given with its own defaults (`all`, which takes only the
+  // common options, runs every benchmark with its defaults).
   std::vector<fb::option_values> own;
   own.reserve(chosen.size());
-  for (const fb::benchmark* b : chosen) own.emplace_back(b->spec, args);
+  for (const fb::benchmark* b : chosen) own.emplace_back(b->spec, opt.given());
   fb::context ctx;
   ctx.backend = funnel::select_backend(opt.text("backend"));
   ctx.quick = opt.quick();
   ctx.repeat = static_cast<int>(opt.integer("repeat"));
-  ctx.warmup = static_cast<int>(opt.integer("warmup", 0));
+  ctx.warmup = static_cast<int>(opt.integer("warmup"));
   ctx.self = fb::self_executable();
   ctx.bin_dir = parent_dir(ctx.self);
 
@@ -130,30 +128,30 @@ int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::op
       json_path.empty() ? fb::make_scratch_dir("runs") : parent_dir(json_path) + "/bench-runs";
   make_dirs(ctx.output_dir);
 
-  fb::json_value doc = fb::json_value::object();
-  doc.set("tool", "funnel-bench");
-  doc.set("date", fb::utc_timestamp());
-  doc.set("quick", ctx.quick);
-  doc.set("backend", funnel::to_string(ctx.backend));
-  doc.set("command", opt.command());
-  fb::json_value options = fb::json_value::object();
-  for (const auto& [k, v] : opt.all()) options.set(k, v);
-  doc.set("options", std::move(options));
-  doc.set("machine", fb::describe_machine(ctx.backend));
-  doc.set("side_files", ctx.output_dir);
+  fb::json doc = fb::json::object();
+  doc["tool"] = "funnel-bench";
+  doc["date"] = fb::utc_timestamp();
+  doc["quick"] = ctx.quick;
+  doc["backend"] = funnel::to_string(ctx.backend);
+  doc["command"] = opt.command();
+  fb::json options = fb::json::object();
+  for (const auto& [k, v] : opt.all()) options[k] = v;
+  doc["options"] = std::move(options);
+  doc["machine"] = fb::describe_machine(ctx.backend);
+  doc["side_files"] = ctx.output_dir;
 
   std::vector<fb::outcome> outcomes;
   for (std::size_t i = 0; i < chosen.size(); ++i) {
     outcomes.push_back(run_one(*chosen[i], ctx, own[i]));
   }
 
-  fb::json_value benchmarks = fb::json_value::object();
+  fb::json benchmarks = fb::json::object();
   bool failed = false;
   for (const fb::outcome& o : outcomes) {
-    benchmarks.set(o.name, fb::to_json(o));
+    benchmarks[o.name] = fb::to_json(o);
     failed = failed || o.status == "failed";
   }
-  doc.set("benchmarks", std::move(benchmarks));
+  doc["benchmarks"] = std::move(benchmarks);
 
   std::cout << '\n' << fb::format_table(outcomes);
   if (!ctx.on_gpu()) {
@@ -162,10 +160,7 @@ int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::op
   }
   std::cout << "  side files: " << ctx.output_dir << '\n';
   if (!json_path.empty()) {
-    std::ofstream out(json_path, std::ios::trunc);
-    out << doc.dump() << '\n';
-    out.flush();
-    FUNNEL_SYSTEM_CHECK(!out, "write", json_path);
+    fb::write_json_file(json_path, doc);
     std::cout << "  JSON: " << json_path << '\n';
   }
   if (!plot_dir.empty()) {
@@ -187,29 +182,24 @@ int dispatch(const std::vector<std::string>& args) {
     std::cerr << fb::overview_usage(specs);
     return bad_usage;
   }
-  const std::string& name = args.front();
-  if (name == "--help" || name == "-h" || name == "help") {
+  const fb::command_line line = fb::parse_command_line(specs, args);
+  if (line.command == nullptr) {
     std::cout << fb::overview_usage(specs);
     return 0;
   }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
-  for (const fb::command_spec& spec : specs) {
-    if (spec.name != name) continue;
-    const fb::option_values opt(spec, rest);
-    if (opt.flag("help")) {
-      std::cout << fb::command_usage(spec);
-      return 0;
-    }
-    if (name == "share-worker") return fb::share_worker_main(opt);
-    if (name == "pool-worker") return fb::pool_worker_main(opt);
-    std::vector<const fb::benchmark*> chosen;
-    for (const fb::benchmark& b : fb::all_benchmarks()) {
-      if (name == "all" || b.spec.name == name) chosen.push_back(&b);
-    }
-    return run_benchmarks(chosen, opt, rest);
+  if (line.help) {
+    std::cout << fb::command_usage(*line.command);
+    return 0;
   }
-  throw funnel::invalid_argument("funnel-bench: unknown benchmark '" + name +
-                                 "' (allowed: share, stencil, pipeline, pool, scaling, all)");
+  const std::string& name = line.command->name;
+  const fb::option_values opt(*line.command, line.given);
+  if (name == "share-worker") return fb::share_worker_main(opt);
+  if (name == "pool-worker") return fb::pool_worker_main(opt);
+  std::vector<const fb::benchmark*> chosen;
+  for (const fb::benchmark& b : fb::all_benchmarks()) {
+    if (name == "all" || b.spec.name == name) chosen.push_back(&b);
+  }
+  return run_benchmarks(chosen, opt);
 }
 
 }  // namespace

@@ -81,9 +81,9 @@ stencil_app_result run_stencil_app(const context& ctx, const std::string& tag, i
                   {"--backend", to_string(ctx.backend), "--quiet", "--summary", summary_path});
   const process_result r = run_ranks(ctx, tag, ranks, mode, launcher_extra, app_args);
   stencil_app_result out;
-  out.summary = json_value::parse_file(summary_path);
-  out.cell_updates_per_s = out.summary.at("cell_updates_per_s").as_number();
-  out.seconds = out.summary.at("time_s").as_number();
+  out.summary = read_json_file(summary_path);
+  out.cell_updates_per_s = out.summary.at("cell_updates_per_s").get<double>();
+  out.seconds = out.summary.at("time_s").get<double>();
   out.wall_seconds = r.seconds;
   return out;
 }

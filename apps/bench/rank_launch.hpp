@@ -55,7 +55,7 @@ process_result run_ranks(const context& ctx, const std::string& tag, int ranks, 
 
 /// @brief A funnel-stencil run's figures.
 struct stencil_app_result {
-  json_value summary;               ///< its --summary JSON
+  json summary;                     ///< its --summary JSON
   double cell_updates_per_s = 0.0;  ///< from the summary
   double seconds = 0.0;             ///< time_s from the summary (the stepping loop)
   double wall_seconds = 0.0;        ///< mpirun's wall time, start-up included

@@ -86,31 +86,31 @@ std::string format_table(const std::vector<outcome>& outcomes) {
   return out.str();
 }
 
-json_value to_json(const outcome& o) {
-  json_value out = json_value::object();
-  out.set("status", o.status);
-  if (!o.reason.empty()) out.set("reason", o.reason);
-  json_value rows = json_value::array();
+json to_json(const outcome& o) {
+  json out = json::object();
+  out["status"] = o.status;
+  if (!o.reason.empty()) out["reason"] = o.reason;
+  json rows = json::array();
   for (const comparison& c : o.rows) {
-    json_value row = json_value::object();
-    row.set("case", c.what);
-    row.set("baseline_name", c.baseline_name);
-    row.set("baseline", c.baseline);
-    row.set("funnel_name", c.funnel_name);
-    row.set("funnel", c.funnel);
-    row.set("unit", c.unit);
-    row.set("ratio", c.ratio);
+    json row = json::object();
+    row["case"] = c.what;
+    row["baseline_name"] = c.baseline_name;
+    row["baseline"] = c.baseline;
+    row["funnel_name"] = c.funnel_name;
+    row["funnel"] = c.funnel;
+    row["unit"] = c.unit;
+    row["ratio"] = c.ratio;
     if (c.target) {
-      row.set("goal", c.target->text());
-      row.set("goal_applies", c.goal_applies);
-      row.set("met", c.goal_applies ? json_value(c.target->met_by(c.ratio)) : json_value());
+      row["goal"] = c.target->text();
+      row["goal_applies"] = c.goal_applies;
+      row["met"] = c.goal_applies ? json(c.target->met_by(c.ratio)) : json();
     }
-    if (!c.note.empty()) row.set("note", c.note);
+    if (!c.note.empty()) row["note"] = c.note;
     rows.push_back(std::move(row));
   }
-  out.set("rows", std::move(rows));
-  out.set("notes", json_value::array_of(o.notes));
-  out.set("raw", o.raw);
+  out["rows"] = std::move(rows);
+  out["notes"] = json(o.notes);
+  out["raw"] = o.raw;
   return out;
 }
 

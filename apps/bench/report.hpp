@@ -48,12 +48,12 @@ struct comparison {
 
 /// @brief What one benchmark produced.
 struct outcome {
-  std::string name;                       ///< benchmark name
-  std::string status = "ok";              ///< "ok", "skipped" or "failed"
-  std::string reason;                     ///< why skipped / failed
-  std::vector<comparison> rows;           ///< the table rows
-  json_value raw = json_value::object();  ///< every raw timing and parameter
-  std::vector<std::string> notes;         ///< lines printed after the table
+  std::string name;                ///< benchmark name
+  std::string status = "ok";       ///< "ok", "skipped" or "failed"
+  std::string reason;              ///< why skipped / failed
+  std::vector<comparison> rows;    ///< the table rows
+  json raw = json::object();       ///< every raw timing and parameter
+  std::vector<std::string> notes;  ///< lines printed after the table
 };
 
 /// @brief An outcome saying why the benchmark did not run.
@@ -70,7 +70,7 @@ struct outcome {
  * @brief The JSON of one outcome: status, reason, rows (with met), raw, notes.
  * @param o the outcome
  */
-[[nodiscard]] json_value to_json(const outcome& o);
+[[nodiscard]] json to_json(const outcome& o);
 
 /**
  * @brief Formats a figure with 4 significant digits and an SI prefix where it helps

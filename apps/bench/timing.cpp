@@ -17,11 +17,11 @@ double samples::min() const {
   return seconds.empty() ? 0.0 : *std::min_element(seconds.begin(), seconds.end());
 }
 
-json_value samples::to_json() const {
-  json_value out = json_value::object();
-  out.set("median_s", median());
-  out.set("min_s", min());
-  out.set("samples_s", json_value::array_of(seconds));
+json samples::to_json() const {
+  json out = json::object();
+  out["median_s"] = median();
+  out["min_s"] = min();
+  out["samples_s"] = json(seconds);
   return out;
 }
 

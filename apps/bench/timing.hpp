@@ -21,7 +21,7 @@ struct samples {
   /// @brief The fastest (0 when empty).
   [[nodiscard]] double min() const;
   /// @brief {"median_s", "min_s", "samples_s": [...]}.
-  [[nodiscard]] json_value to_json() const;
+  [[nodiscard]] json to_json() const;
 };
 
 /**

@@ -157,9 +157,9 @@ class jacobi2d_solver final : public solver {
     float sum = partial[0] + partial[1];
     // Non-blocking, under the halo watchdog: a rank that stopped must not hang the others here.
     MPI_Request request = MPI_REQUEST_NULL;
-    FUNNEL_MPI_TRY(MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_FLOAT, MPI_SUM,
-                                  decomposition_.comm(), &request),
-                   "jacobi2d_solver");
+    FUNNEL_MPI_TRY(
+        MPI_Iallreduce(MPI_IN_PLACE, &sum, 1, MPI_FLOAT, MPI_SUM, decomposition_.comm(), &request),
+        "jacobi2d_solver");
     field_.wait(request);
     l2_norm_ = std::sqrt(sum);
     if (setup_.print && check.updates % print_every == 0) {

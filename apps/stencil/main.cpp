@@ -1,21 +1,36 @@
-// funnel-stencil's main: parse, run, and on any error print one line and end every rank.
+// funnel-stencil's main: the stop signals first, then parse, run, and on any error one line and
+// an end of every rank (see docs/stencil.md, "Exit status").
 #include <mpi.h>
-#include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <exception>
+#include <functional>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "cli_support.hpp"
+#include "exit_codes.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "options.hpp"
 #include "run.hpp"
 
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using funnel::stencil::exit_failure;
+using funnel::stencil::exit_usage;
+
+/// How long a failed rank waits for the others to fail too before it aborts the job alone.
+constexpr std::chrono::seconds agreement_wait{5};
+
+void print_error(const std::string& message) {
+  std::fprintf(stderr, "funnel-stencil: %s\n", funnel::app::printable(message).c_str());
+  std::fflush(stderr);
+}
 
 /// Options are parsed and resolved on every rank; a bad value is reported once (by the lowest rank
 /// that saw it) and every rank exits cleanly with the usage status, so no rank waits in a
@@ -32,23 +47,81 @@ bool prepare_collectively(const std::vector<std::string>& args,
   }
   int first_bad = message.empty() ? INT32_MAX : rank;
   MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  if (first_bad == rank) {
-    std::fprintf(stderr, "funnel-stencil: %s\n", message.c_str());
-    std::fflush(stderr);
-  }
+  if (first_bad == rank) print_error(message);
   return first_bad == INT32_MAX;
+}
+
+/// The exit status of an error: usage for a bad value or request, failure otherwise.
+int status_of(const std::exception& e) {
+  const bool usage = dynamic_cast<const funnel::invalid_argument*>(&e) != nullptr ||
+                     dynamic_cast<const funnel::unsupported*>(&e) != nullptr;
+  return usage ? exit_usage : exit_failure;
+}
+
+/**
+ * Ends a rank whose run threw. When every rank failed (an error the job agreed on, or the same
+ * one found everywhere), they learn it on `errors` (a communicator no run collective uses) and
+ * the lowest failed rank prints the one line - each rank its own when the messages differ -
+ * and all finish cleanly. A rank that fails alone (the others are computing, or waiting for it
+ * in a collective) prints its line and aborts the job, so nobody hangs.
+ * @return the exit status (when it does not abort)
+ */
+int end_with_error(MPI_Comm errors, const std::string& message, int status) {
+  int rank = 0;
+  MPI_Comm_rank(errors, &rank);
+  const auto hash = static_cast<long long>(std::hash<std::string>{}(message) >> 1);
+  // MIN over {rank, hash, -hash, -status}: the lowest failed rank, whether all messages hash
+  // alike, and the highest status.
+  long long mine[4] = {rank, hash, -hash, -status};
+  long long all[4] = {0, 0, 0, 0};
+  MPI_Request request = MPI_REQUEST_NULL;
+  MPI_Iallreduce(mine, all, 4, MPI_LONG_LONG, MPI_MIN, errors, &request);
+  int done = 0;
+  const auto deadline = std::chrono::steady_clock::now() + agreement_wait;
+  while (MPI_Test(&request, &done, MPI_STATUS_IGNORE) == MPI_SUCCESS && done == 0 &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (done == 0) {
+    print_error("rank " + std::to_string(rank) + ": " + message);
+    MPI_Abort(MPI_COMM_WORLD, status);
+    return status;
+  }
+  const bool alike = all[1] == -all[2];
+  if (!alike) {
+    print_error("rank " + std::to_string(rank) + ": " + message);
+  } else if (rank == all[0]) {
+    print_error(message);
+  }
+  MPI_Comm_free(&errors);
+  MPI_Finalize();
+  return static_cast<int>(-all[3]);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // SIGTERM/SIGUSR1 are a request to stop from the first moment on (funnel-run forwards them
+  // as soon as the job starts), never a kill: the handlers come before anything else.
+  std::optional<funnel::io::termination_request> termination;
+  try {
+    termination.emplace();
+  } catch (const std::exception& e) {
+    print_error(e.what());
+    return exit_failure;
+  }
   // FUNNELED: snapshot blocks are written on a thread that makes no MPI call.
   int thread_level = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Failures are agreed on here: a rank that failed may have left the run's communicators in
+  // the middle of a collective.
+  MPI_Comm errors = MPI_COMM_NULL;
+  MPI_Comm_dup(MPI_COMM_WORLD, &errors);
   funnel::stencil::run_config config;
   if (!prepare_collectively(std::vector<std::string>(argv + 1, argv + argc), config)) {
+    MPI_Comm_free(&errors);
     MPI_Finalize();
     return exit_usage;
   }
@@ -59,21 +132,20 @@ int main(int argc, char** argv) {
           opts.help ? funnel::stencil::usage().c_str() : "funnel-stencil " FUNNEL_VERSION "\n",
           stdout);
     }
+    MPI_Comm_free(&errors);
     MPI_Finalize();
     return 0;
   }
   int status = exit_failure;
   try {
-    status = funnel::stencil::run(config, MPI_COMM_WORLD);
+    status = funnel::stencil::run(config, MPI_COMM_WORLD, *termination);
   } catch (const funnel::stencil::reported_usage_error&) {
     // Printed once already, and thrown on every rank: all of them can finish cleanly.
-    MPI_Finalize();
-    return exit_usage;
+    status = exit_usage;
   } catch (const std::exception& e) {
-    // Errors after parsing may hit one rank only (a GPU fault, a full disk): abort the job so
-    // that no rank hangs in a collective the failed one never reaches.
-    funnel::stencil::abort_job(rank, e);
+    return end_with_error(errors, e.what(), status_of(e));
   }
+  MPI_Comm_free(&errors);
   MPI_Finalize();
   return status;
 }

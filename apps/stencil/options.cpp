@@ -1,374 +1,345 @@
 #include "options.hpp"
 
 #include <algorithm>
-#include <cctype>
-#include <cerrno>
-#include <cstdlib>
-#include <fstream>
-#include <functional>
 #include <limits>
-#include <map>
 #include <sstream>
 #include <utility>
 
+#include "cli_support.hpp"
+#include "funnel/config.hpp"
 #include "funnel/error.hpp"
+#include "funnel/kernels/implementation.hpp"
+#include "key_value_config.hpp"
+#include "user_files.hpp"
 
 namespace funnel::stencil {
 namespace {
 
-/// One line naming the option, the bad value and what is allowed (the app prints it verbatim).
+/// The largest --config file read (a config is a few dozen short lines).
+constexpr std::size_t config_max_bytes = std::size_t{1} << 20;
+
+/// multi-gpu-programming-models' Jacobi spellings -> the long names they stand for.
+const std::vector<std::pair<std::string, std::string>>& jacobi_spellings() {
+  static const std::vector<std::pair<std::string, std::string>> spellings = {
+      {"-nx", "--nx"}, {"-ny", "--ny"}, {"-niter", "--niter"}, {"-nccheck", "--nccheck"}};
+  return spellings;
+}
+
 [[noreturn]] void bad_value(const std::string& name, const std::string& value,
                             const std::string& allowed) {
-  throw invalid_argument(name + " '" + value + "' is not valid: expected " + allowed);
+  throw invalid_argument(name + " " + app::not_valid(value, allowed));
 }
 
-std::int64_t parse_integer(const std::string& name, const std::string& text, std::int64_t min,
-                           std::int64_t max = std::numeric_limits<std::int64_t>::max()) {
-  const std::string allowed =
-      max >= std::numeric_limits<int>::max()
-          ? "an integer >= " + std::to_string(min)
-          : "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
-  if (text.empty()) bad_value(name, text, allowed);
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(text.c_str(), &end, 10);
-  if (errno != 0 || end != text.c_str() + text.size() || value < min || value > max) {
-    bad_value(name, text, allowed);
+/// The kernel implementations compiled into this build (the only ones --help offers).
+std::vector<std::string> kernel_choices() {
+  std::vector<std::string> choices;
+  for (const auto impl : {kernels::implementation::cuda, kernels::implementation::host,
+                          kernels::implementation::kokkos}) {
+    if (kernels::implementation_compiled(impl)) choices.push_back(kernels::to_string(impl));
   }
-  return value;
-}
-
-/// A byte count: an integer >= 1 with an optional K, M or G suffix (powers of 1024).
-std::size_t parse_bytes(const std::string& name, const std::string& text) {
-  const std::string allowed = "a byte count >= 1, optionally with a K, M or G suffix (e.g. 64M)";
-  if (text.empty()) bad_value(name, text, allowed);
-  std::string digits = text;
-  std::size_t scale = 1;
-  const char suffix = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
-  if (suffix == 'K' || suffix == 'M' || suffix == 'G') {
-    digits.pop_back();
-    scale = std::size_t{1} << (suffix == 'K' ? 10 : suffix == 'M' ? 20 : 30);
-  }
-  errno = 0;
-  char* end = nullptr;
-  const long long value = std::strtoll(digits.c_str(), &end, 10);
-  if (digits.empty() || errno != 0 || end != digits.c_str() + digits.size() || value < 1 ||
-      static_cast<unsigned long long>(value) > std::numeric_limits<std::size_t>::max() / scale) {
-    bad_value(name, text, allowed);
-  }
-  return static_cast<std::size_t>(value) * scale;
-}
-
-int parse_int(const std::string& name, const std::string& text, int min) {
-  return static_cast<int>(parse_integer(name, text, min, std::numeric_limits<int>::max()));
-}
-
-std::vector<std::string> split(const std::string& text, char separator) {
-  std::vector<std::string> parts;
-  std::string part;
-  std::istringstream in(text);
-  while (std::getline(in, part, separator)) parts.push_back(part);
-  if (!text.empty() && text.back() == separator) parts.emplace_back();
-  return parts;
+  return choices;
 }
 
 /// "A,B[,C]" with each value >= min; a missing third value is 1 (a 2D grid or split).
-index3 parse_triple(const std::string& name, const std::string& text, std::int64_t min,
-                    const std::string& allowed) {
-  const auto parts = split(text, ',');
+index3 parse_triple(const std::string& name, const std::string& text, const std::string& allowed) {
+  const auto parts = app::split_list(text);
   if (parts.size() < 2 || parts.size() > 3) bad_value(name, text, allowed);
   index3 value{1, 1, 1};
-  for (std::size_t a = 0; a < parts.size(); ++a) {
-    try {
-      value[a] = parse_integer(name, parts[a], min);
-    } catch (const invalid_argument&) {
-      bad_value(name, text, allowed);
-    }
-  }
+  for (std::size_t a = 0; a < parts.size(); ++a) value[a] = app::to_integer(parts[a]);
   return value;
 }
 
-template <class Enum>
-Enum parse_choice(const std::string& name, const std::string& text,
-                  const std::vector<std::pair<std::string, Enum>>& choices) {
-  std::string allowed;
-  for (const auto& [word, value] : choices) {
-    if (word == text) return value;
-    allowed += (allowed.empty() ? "" : "|") + word;
-  }
-  bad_value(name, text, allowed);
+/// A validator for "A,B[,C]" of integers in [min, max].
+CLI::Validator triple_of(std::int64_t min, std::int64_t max, const std::string& allowed) {
+  const CLI::Validator item = app::integer_in(min, max);
+  return CLI::Validator(
+      [item, allowed](std::string& text) -> std::string {
+        const auto parts = app::split_list(text);
+        bool ok = parts.size() == 2 || parts.size() == 3;
+        for (const auto& part : parts) ok = ok && item(part).empty();
+        return ok ? std::string{} : app::not_valid(text, allowed);
+      },
+      "");
 }
 
-std::string parse_word(const std::string& name, const std::string& text,
-                       const std::vector<std::string>& words) {
-  std::string allowed;
-  for (const auto& word : words) {
-    if (word == text) return text;
-    allowed += (allowed.empty() ? "" : "|") + word;
-  }
-  bad_value(name, text, allowed);
-}
-
-bool parse_bool(const std::string& name, const std::string& text) {
-  if (text == "true" || text == "yes" || text == "1" || text == "on") return true;
-  if (text == "false" || text == "no" || text == "0" || text == "off") return false;
-  bad_value(name, text, "true|false");
-}
-
-std::string parse_path(const std::string& name, const std::string& text) {
-  if (text.empty()) bad_value(name, text, "a non-empty path");
-  return text;
-}
-
-/// How an option takes its value.
-enum class arity { none, required, optional };
-
-struct option_spec {
-  arity takes;
-  std::function<void(options&, const std::string& name, const std::string& value)> apply;
-};
-
-/// The option table: long name (without "--") -> how to apply it. One place for CLI and config.
-const std::map<std::string, option_spec>& option_table() {
-  static const std::map<std::string, option_spec> table = {
-      {"problem",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.problem = parse_choice<problem_kind>(
-              k, v, {{"heat3d", problem_kind::heat3d}, {"jacobi2d", problem_kind::jacobi2d}});
-        }}},
-      {"n",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.n = parse_triple(k, v, 1, "NX,NY[,NZ] with positive integers");
-        }}},
-      {"steps",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.steps = parse_integer(k, v, 0); }}},
-      {"dtype",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.dtype = parse_choice<scalar_type>(
-              k, v, {{"float", scalar_type::float32}, {"double", scalar_type::float64}});
-        }}},
-      {"backend",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.backend = parse_word(k, v, {"auto", "cuda", "host"});
-        }}},
-      {"kernel",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.kernel = parse_word(k, v, {"cuda", "host", "kokkos"});
-        }}},
-      {"mode",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.mode = parse_choice<run_mode>(
-              k, v, {{"resident", run_mode::resident}, {"streamed", run_mode::streamed}});
-        }}},
-      {"halo",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.halo = parse_word(k, v, {"auto", "ipc", "mpi"});
-        }}},
-      {"dims",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          const index3 d = parse_triple(k, v, 0, "PX,PY[,PZ] with integers >= 0 (0: MPI chooses)");
-          for (int a = 0; a < 3; ++a) {
-            if (d[a] > std::numeric_limits<int>::max()) {
-              bad_value(k, v, "PX,PY[,PZ] with integers >= 0 (0: MPI chooses)");
-            }
-            o.dims[a] = static_cast<int>(d[a]);
-          }
-        }}},
-      {"check-every",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.check_every = parse_integer(k, v, 0); }}},
-      {"summary",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.summary = parse_path(k, v); }}},
-      {"output-every",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.output_every = parse_integer(k, v, 0); }}},
-      {"output-dir",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.output_dir = parse_path(k, v); }}},
-      {"output-overlap",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.output_overlap = parse_word(k, v, {"auto", "on", "off"});
-        }}},
-      {"checkpoint-every",
-       {arity::required,
-        [](options& o, const std::string& k, const std::string& v) {
-          o.checkpoint_every = parse_integer(k, v, 0);
-        }}},
-      {"checkpoint-dir",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.checkpoint_dir = parse_path(k, v); }}},
-      {"keep",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.keep = parse_int(k, v, 1); }}},
-      {"restart",
-       {arity::optional,
-        [](options& o, const std::string&, const std::string& v) { o.restart = v; }}},
-      {"streams",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.streams = parse_int(k, v, 1); }}},
-      {"chunks",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.chunks = parse_int(k, v, 1); }}},
-      {"steps-per-pass",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.steps_per_pass = parse_int(k, v, 1); }}},
-      {"pool-limit",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.pool_limit = parse_bytes(k, v); }}},
-      {"trace",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.trace = parse_path(k, v); }}},
-      {"field-dump",
-       {arity::required, [](options& o, const std::string& k,
-                            const std::string& v) { o.field_dump = parse_path(k, v); }}},
-      {"quiet",
-       {arity::none, [](options& o, const std::string& k,
-                        const std::string& v) { o.quiet = v.empty() || parse_bool(k, v); }}},
-      {"help",
-       {arity::none, [](options& o, const std::string&, const std::string&) { o.help = true; }}},
-      {"version",
-       {arity::none, [](options& o, const std::string&, const std::string&) { o.version = true; }}},
-  };
-  return table;
-}
-
-/// multi-gpu-programming-models' Jacobi spellings -> our long names.
-const std::map<std::string, std::string>& jacobi_aliases() {
-  static const std::map<std::string, std::string> aliases = {
-      {"-nx", "nx"}, {"-ny", "ny"}, {"-niter", "steps"}, {"-nccheck", "check-every"}};
-  return aliases;
-}
-
-/// Parsed but not yet applied: the Jacobi -nx/-ny pair is combined into --n at the end.
-struct pending {
+/// Storage CLI11 fills; turned into `options` after parsing.
+struct raw_options {
+  std::string problem = "heat3d";
+  std::string n;
+  std::optional<std::int64_t> steps;
+  std::string dtype;
+  std::string backend = "auto";
+  std::string kernel;
+  std::string mode = "resident";
+  std::string halo = "auto";
+  std::string dims;
+  std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
-  bool problem_given = false;
-  bool jacobi_spelling = false;
+  std::string summary;
+  std::int64_t output_every = 0;
+  std::string output_dir = "output";
+  std::string output_overlap = "auto";
+  std::int64_t checkpoint_every = 0;
+  std::string checkpoint_dir = "checkpoints";
+  int keep = 2;
+  bool checkpoint_start_over = false;
+  std::optional<std::string> restart;
+  int streams = 0;
+  int chunks = 0;
+  int steps_per_pass = 1;
+  std::string trace;
+  std::string pool_limit;
+  std::string field_dump;
+  std::string config;
+  bool quiet = false;
 };
 
-void apply(options& o, pending& p, const std::string& key, const std::string& value,
-           const std::string& shown_name) {
-  if (key == "nx" || key == "ny") {
-    (key == "nx" ? p.nx : p.ny) = parse_integer(shown_name, value, 3);
-    p.jacobi_spelling = true;
-    return;
-  }
-  const auto& table = option_table();
-  const auto it = table.find(key);
-  if (it == table.end()) {
-    throw invalid_argument("unknown option '" + shown_name + "' (see --help)");
-  }
-  it->second.apply(o, shown_name, value);
-  if (key == "problem") p.problem_given = true;
-  if (std::find(o.given.begin(), o.given.end(), key) == o.given.end()) o.given.push_back(key);
+constexpr const char* exit_status_text =
+    "exit status (each run prints one line that says why it did not end with 0):\n"
+    "  0   the run completed its steps (jacobi2d: or converged)\n"
+    "  1   runtime error: I/O, MPI, CUDA, a damaged checkpoint, a full disk, ...\n"
+    "  2   usage error: a bad option, value, combination or --config file\n"
+    "  75  stopped by SIGTERM or SIGUSR1 (funnel-run forwards them): the step is finished and a\n"
+    "      checkpoint written (none when the signal came before the first step), requeue\n";
+
+/// Every option of funnel-stencil, bound to `raw`. One place for the command line, the config
+/// file and the help.
+void define_options(CLI::App& app, raw_options& raw) {
+  app::apply_common_style(app);
+  app.footer(
+      std::string("jacobi2d also takes multi-gpu-programming-models' spelling: -nx NX -ny NY "
+                  "-niter N\n-nccheck K (they select jacobi2d unless --problem is given).\n"
+                  "Kokkos options (--kokkos-...) go to Kokkos when --kernel kokkos runs.\n\n") +
+      exit_status_text);
+
+  const std::string problem = "problem";
+  app.add_option("--problem", raw.problem, "problem to solve (default heat3d)")
+      ->type_name("heat3d|jacobi2d")
+      ->check(app::one_of({"heat3d", "jacobi2d"}))
+      ->group(problem);
+  app.add_option("--n", raw.n,
+                 "heat3d: interior cells of the unit cube (default 128,128,128 on the host, "
+                 "256,256,256 on a GPU); jacobi2d: the grid including its boundary, as -nx/-ny "
+                 "(default 1024,1024 host, 16384,16384 GPU)")
+      ->type_name("NX,NY[,NZ]")
+      ->check(triple_of(1, std::numeric_limits<std::int64_t>::max(),
+                        "NX,NY[,NZ] with positive integers"))
+      ->group(problem);
+  app.add_option("--steps,--niter", raw.steps,
+                 "the step the run ends at (heat3d 100, jacobi2d 1000); with --restart the same "
+                 "value finishes the interrupted run")
+      ->type_name("N")
+      ->check(app::integer_in(0))
+      ->group(problem);
+  app.add_option("--dtype", raw.dtype, "heat3d element type (default double); jacobi2d is float")
+      ->type_name("float|double")
+      ->check(app::one_of({"float", "double"}))
+      ->group(problem);
+  app.add_option("--check-every,--nccheck", raw.check_every,
+                 "heat3d: report the error every K steps (0: at the end only); jacobi2d: "
+                 "compute the norm every K iterations (default 1)")
+      ->type_name("K")
+      ->check(app::integer_in(0))
+      ->group(problem);
+  // -nx/-ny: the footer names them (no description: not listed with the others).
+  app.add_option("--nx", raw.nx)->check(app::integer_in(3))->group(problem);
+  app.add_option("--ny", raw.ny)->check(app::integer_in(3))->group(problem);
+
+  const std::string execution = "execution";
+  app.add_option("--backend", raw.backend,
+                 "where the field lives (auto: cuda when a GPU is visible)")
+      ->type_name(app::join_choices(app::backend_choices()))
+      ->check(app::one_of(app::backend_choices()))
+      ->group(execution);
+  app.add_option("--kernel", raw.kernel, "kernel implementation (default: the backend's own)")
+      ->type_name(app::join_choices(kernel_choices()))
+      ->check(app::one_of(kernel_choices()))
+      ->group(execution);
+  app.add_option("--mode", raw.mode,
+                 "field in device memory, or in host memory streamed through the GPU in chunks "
+                 "each pass (heat3d only)")
+      ->type_name("resident|streamed")
+      ->check(app::one_of({"resident", "streamed"}))
+      ->group(execution);
+  app.add_option("--halo", raw.halo, "halo path (auto: IPC to ranks on this GPU, MPI otherwise)")
+      ->type_name("auto|ipc|mpi")
+      ->check(app::one_of({"auto", "ipc", "mpi"}))
+      ->group(execution);
+  app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
+      ->type_name("PX,PY[,PZ]")
+      ->check(triple_of(0, std::numeric_limits<int>::max(),
+                        "PX,PY[,PZ] with integers >= 0 (0: funnel chooses)"))
+      ->group(execution);
+  app.add_option("--streams", raw.streams, "streamed mode: chunks in flight (default 3)")
+      ->type_name("S")
+      ->check(app::integer_in(1, std::numeric_limits<int>::max()))
+      ->group(execution);
+  app.add_option("--chunks", raw.chunks,
+                 "streamed mode: chunks per pass (default: chosen from a probe)")
+      ->type_name("C")
+      ->check(app::integer_in(1, std::numeric_limits<int>::max()))
+      ->group(execution);
+  app.add_option("--steps-per-pass", raw.steps_per_pass,
+                 "streamed mode: steps per pass (default 1)")
+      ->type_name("k")
+      ->check(app::integer_in(1, std::numeric_limits<int>::max()))
+      ->group(execution);
+  app.add_option("--trace", raw.trace, "streamed mode: write a Chrome trace (open in Perfetto)")
+      ->type_name("FILE")
+      ->check(app::non_empty_path())
+      ->group(execution);
+  app.add_option("--pool-limit", raw.pool_limit,
+                 "byte limit of the device pool (K/M/G suffixes); streamed mode picks enough "
+                 "chunks to stay under it")
+      ->type_name("BYTES")
+      ->check(app::byte_count())
+      ->group(execution);
+
+  const std::string output = "output and restart";
+  app.add_option("--summary", raw.summary, "write the JSON summary to FILE")
+      ->type_name("FILE")
+      ->check(app::non_empty_path())
+      ->group(output);
+  app.add_option("--output-every", raw.output_every,
+                 "HDF5 snapshot (+ XDMF for ParaView) every N steps (0: none)")
+      ->type_name("N")
+      ->check(app::integer_in(0))
+      ->group(output);
+  app.add_option("--output-dir", raw.output_dir, "snapshot directory (default output)")
+      ->type_name("D")
+      ->check(app::non_empty_path())
+      ->group(output);
+  app.add_option("--output-overlap", raw.output_overlap,
+                 "write snapshots on a thread while the next steps run (one file per rank + a "
+                 "main file); off: the loop waits for each (one shared file with parallel "
+                 "HDF5); auto (default): on when every rank may use 2 or more CPUs")
+      ->type_name("auto|on|off")
+      ->check(app::one_of({"auto", "on", "off"}))
+      ->group(output);
+  app.add_option("--checkpoint-every", raw.checkpoint_every,
+                 "checkpoint every N steps (0: only when signalled)")
+      ->type_name("N")
+      ->check(app::integer_in(0))
+      ->group(output);
+  app.add_option("--checkpoint-dir", raw.checkpoint_dir,
+                 "checkpoint directory (default checkpoints)")
+      ->type_name("D")
+      ->check(app::non_empty_path())
+      ->group(output);
+  app.add_option("--keep", raw.keep, "checkpoints kept (default 2)")
+      ->type_name("K")
+      ->check(app::integer_in(1, std::numeric_limits<int>::max()))
+      ->group(output);
+  app.add_flag("--checkpoint-start-over", raw.checkpoint_start_over,
+               "remove another run's checkpoints from --checkpoint-dir (without it such a "
+               "directory is refused; --restart continues a series)")
+      ->group(output);
+  app.add_option("--restart", raw.restart,
+                 "continue from a checkpoint (default: --checkpoint-dir's latest)")
+      ->type_name("[DIR|FILE]")
+      ->expected(0, 1)
+      ->group(output);
+  app.add_option("--field-dump", raw.field_dump,
+                 "testing aid: rank 0 writes the final global interior as raw binary (x "
+                 "fastest, native endianness); small grids only")
+      ->type_name("FILE")
+      ->check(app::non_empty_path())
+      ->group(output);
+
+  const std::string other = "other";
+  app.add_option("--config", raw.config,
+                 "read options from FILE: 'key = value' lines, keys are the long option names "
+                 "('#' comments); the command line wins")
+      ->type_name("FILE")
+      ->group(other);
+  app.add_flag("--quiet", raw.quiet, "no progress lines")->group(other);
+  app.set_help_flag("-h,--help", "this text")->group(other);
+  app.set_version_flag("--version", "funnel-stencil " FUNNEL_VERSION, "the version")->group(other);
 }
 
-std::string trim(const std::string& text) {
-  const auto first = text.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  const auto last = text.find_last_not_of(" \t\r");
-  return text.substr(first, last - first + 1);
+/// Arguments with the Jacobi spellings made long options (CLI11 reads "-nx" as "-n -x").
+std::vector<std::string> with_long_spellings(const std::vector<std::string>& args,
+                                             bool& jacobi_spelling) {
+  std::vector<std::string> out;
+  for (const auto& arg : args) {
+    const auto& spellings = jacobi_spellings();
+    const auto it = std::find_if(spellings.begin(), spellings.end(),
+                                 [&](const auto& s) { return s.first == arg; });
+    jacobi_spelling = jacobi_spelling || it != spellings.end();
+    out.push_back(it != spellings.end() ? it->second : arg);
+  }
+  return out;
 }
 
-/// Reads `key = value` lines ('#' starts a comment) and applies them.
-void apply_config_file(options& o, pending& p, const std::string& path) {
-  std::ifstream in(path);
-  if (!in) bad_value("--config", path, "a readable file of 'key = value' lines");
-  std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    const auto hash = line.find('#');
-    if (hash != std::string::npos) line.erase(hash);
-    line = trim(line);
-    if (line.empty()) continue;
-    const auto where = path + ":" + std::to_string(line_number);
-    const auto equals = line.find('=');
-    if (equals == std::string::npos) {
-      throw invalid_argument(where + ": '" + line + "' is not valid: expected 'key = value'");
-    }
-    const std::string key = trim(line.substr(0, equals));
-    const std::string value = trim(line.substr(equals + 1));
-    if (key == "config") {
-      throw invalid_argument(where + ": 'config' is not valid in a config file (no nesting)");
-    }
-    if (key != "nx" && key != "ny" && option_table().count(key) == 0) {
-      throw invalid_argument(where + ": unknown key '" + key +
-                             "' (keys are the long option names, see --help)");
-    }
-    apply(o, p, key, value, where + ": " + key);
+/// CLI11's message about an option given in its Jacobi spelling names it as the user wrote it.
+std::string as_written(std::string message) {
+  for (const auto& [shown, name] : jacobi_spellings()) {
+    if (message.rfind(name + " ", 0) == 0) return shown + message.substr(name.size());
   }
+  return message;
 }
 
-struct token {
-  std::string key;    // long name or alias target
-  std::string shown;  // as the user wrote it, for messages
-  std::optional<std::string> value;
-  bool jacobi_alias = false;  // one of -nx -ny -niter -nccheck
-};
-
-/// Splits argv into (key, value) tokens without applying them.
-std::vector<token> tokenize(const std::vector<std::string>& args) {
-  std::vector<token> tokens;
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    const auto alias = jacobi_aliases().find(arg);
-    if (alias != jacobi_aliases().end()) {
-      if (i + 1 >= args.size()) bad_value(arg, "", "a value after " + arg);
-      tokens.push_back({alias->second, arg, args[++i], true});
-      continue;
+options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spelling) {
+  options o;
+  const auto given = [&](const char* name) { return app.count(std::string("--") + name) > 0; };
+  o.problem = raw.problem == "jacobi2d" ? problem_kind::jacobi2d : problem_kind::heat3d;
+  const bool jacobi_size = raw.nx || raw.ny;
+  if ((jacobi_spelling || jacobi_size) && !given("problem")) o.problem = problem_kind::jacobi2d;
+  if (!raw.n.empty()) o.n = parse_triple("--n", raw.n, "NX,NY[,NZ] with positive integers");
+  if (jacobi_size) {
+    if (o.problem != problem_kind::jacobi2d) {
+      throw invalid_argument("-nx/-ny are the jacobi2d spelling; --problem '" +
+                             to_string(o.problem) + "' takes --n NX,NY,NZ");
     }
-    if (arg.rfind("--", 0) != 0 || arg.size() == 2) {
-      throw invalid_argument("unexpected argument '" + arg +
-                             "' (options start with --, see --help)");
-    }
-    std::string key = arg.substr(2);
-    std::optional<std::string> value;
-    if (const auto eq = key.find('='); eq != std::string::npos) {
-      value = key.substr(eq + 1);
-      key.erase(eq);
-    }
-    const std::string shown = "--" + key;
-    if (key == "config") {
-      if (!value) {
-        if (i + 1 >= args.size()) bad_value(shown, "", "a file after --config");
-        value = args[++i];
-      }
-      tokens.push_back({key, shown, value});
-      continue;
-    }
-    const auto it = option_table().find(key);
-    if (it == option_table().end()) {
-      throw invalid_argument("unknown option '" + arg + "' (see --help)");
-    }
-    switch (it->second.takes) {
-      case arity::none:
-        if (value) bad_value(shown, *value, "no value (" + shown + " is a flag)");
-        break;
-      case arity::required:
-        if (!value) {
-          if (i + 1 >= args.size()) bad_value(shown, "", "a value after " + shown);
-          value = args[++i];
-        }
-        break;
-      case arity::optional:
-        if (!value && i + 1 < args.size() && args[i + 1].rfind('-', 0) != 0) value = args[++i];
-        break;
-    }
-    tokens.push_back({key, shown, value});
+    if (o.n)
+      throw invalid_argument("--n and -nx/-ny both given: use one spelling of the grid size");
+    // As in the reference code, a missing -nx or -ny takes the other's value.
+    o.n = index3{raw.nx.value_or(*raw.ny), raw.ny.value_or(*raw.nx), 1};
   }
-  return tokens;
+  o.steps = raw.steps;
+  if (!raw.dtype.empty()) {
+    o.dtype = raw.dtype == "float" ? scalar_type::float32 : scalar_type::float64;
+  }
+  o.backend = raw.backend;
+  if (!raw.kernel.empty()) o.kernel = raw.kernel;
+  o.mode = raw.mode == "streamed" ? run_mode::streamed : run_mode::resident;
+  o.halo = raw.halo;
+  if (!raw.dims.empty()) {
+    const index3 d = parse_triple("--dims", raw.dims, "PX,PY[,PZ]");
+    for (int a = 0; a < 3; ++a) o.dims[a] = static_cast<int>(d[a]);
+  }
+  o.check_every = raw.check_every;
+  o.summary = raw.summary;
+  o.output_every = raw.output_every;
+  o.output_dir = raw.output_dir;
+  o.output_overlap = raw.output_overlap;
+  o.checkpoint_every = raw.checkpoint_every;
+  o.checkpoint_dir = raw.checkpoint_dir;
+  o.keep = raw.keep;
+  o.checkpoint_start_over = raw.checkpoint_start_over;
+  o.restart = raw.restart;
+  o.streams = raw.streams;
+  o.chunks = raw.chunks;
+  o.steps_per_pass = raw.steps_per_pass;
+  o.trace = raw.trace;
+  if (!raw.pool_limit.empty()) o.pool_limit = app::to_bytes(raw.pool_limit);
+  o.field_dump = raw.field_dump;
+  o.quiet = raw.quiet;
+  for (const CLI::Option* option : app.get_options()) {
+    if (option->count() > 0 && !option->get_lnames().empty()) {
+      o.given.push_back(option->get_lnames().front());
+    }
+  }
+  return o;
+}
+
+/// Bytes of the two fields of a grid, or nothing when that overflows 63 bits.
+std::optional<std::int64_t> fields_bytes(const index3& n, std::int64_t element_size) {
+  std::int64_t bytes = 2 * element_size;
+  for (const auto cells : n) {
+    if (__builtin_mul_overflow(bytes, cells, &bytes)) return std::nullopt;
+  }
+  return bytes;
 }
 
 }  // namespace
@@ -386,31 +357,50 @@ std::string to_string(run_mode mode) {
 }
 
 options parse_options(const std::vector<std::string>& args) {
-  const auto tokens = tokenize(args);
-  options o;
-  pending p;
-  // The config file first, so that the command line overrides it wherever --config appears.
-  for (const auto& t : tokens) {
-    if (t.key == "config") apply_config_file(o, p, *t.value);
+  CLI::App app("funnel-stencil", "funnel-stencil");
+  raw_options raw;
+  define_options(app, raw);
+  std::vector<std::string> ours;
+  std::vector<std::string> kokkos_args;
+  for (const auto& arg : args) (arg.rfind("--kokkos-", 0) == 0 ? kokkos_args : ours).push_back(arg);
+  bool jacobi_spelling = false;
+  std::vector<std::string> argv = with_long_spellings(ours, jacobi_spelling);
+  std::reverse(argv.begin(), argv.end());  // CLI11 takes the arguments last to first
+  try {
+    app.parse(argv);
+  } catch (const CLI::CallForHelp&) {
+    options o;
+    o.help = true;
+    return o;
+  } catch (const CLI::CallForVersion&) {
+    options o;
+    o.version = true;
+    return o;
+  } catch (const CLI::ParseError& e) {
+    throw invalid_argument(as_written(app::describe(e)));
   }
-  for (const auto& t : tokens) {
-    if (t.key == "config") continue;
-    apply(o, p, t.key, t.value.value_or(""), t.shown);
-    if (t.jacobi_alias && !p.problem_given) o.problem = problem_kind::jacobi2d;
-  }
-  if (p.jacobi_spelling) {
-    if (o.problem != problem_kind::jacobi2d) {
-      throw invalid_argument("-nx/-ny are the jacobi2d spelling; --problem '" +
-                             to_string(o.problem) + "' takes --n NX,NY,NZ");
+  app::reject_extras(app, "funnel-stencil --help");
+  if (!raw.config.empty()) {
+    const std::string text = app::read_input_file("--config", raw.config, config_max_bytes);
+    // Every line of the file is checked on an app of its own first (CLI11 skips the lines of
+    // options the command line gives), then merged: the command line wins.
+    CLI::App file_only("funnel-stencil", "funnel-stencil");
+    raw_options scratch;
+    define_options(file_only, scratch);
+    for (CLI::App* target : {&file_only, &app}) {
+      auto format = std::make_shared<app::key_value_config>(
+          *target, raw.config, std::vector<std::string>{"config", "help", "version"});
+      target->config_formatter(format);
+      std::istringstream in(text);
+      try {
+        target->parse_from_stream(in);
+      } catch (const CLI::ParseError& e) {
+        throw invalid_argument(format->locate(app::describe(e)));
+      }
     }
-    if (o.n && (p.nx || p.ny)) {
-      throw invalid_argument("--n and -nx/-ny both given: use one spelling of the grid size");
-    }
   }
-  if (p.jacobi_spelling) {
-    // As in the reference code, a missing -nx or -ny takes the other's value.
-    o.n = index3{p.nx.value_or(*p.ny), p.ny.value_or(*p.nx), 1};
-  }
+  options o = to_options(app, raw, jacobi_spelling);
+  o.kokkos_args = std::move(kokkos_args);
   return o;
 }
 
@@ -439,16 +429,27 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.steps) o.steps = 100;
     if (!o.check_every) o.check_every = 0;
   }
+  const index3 n = *o.n;
+  const std::int64_t element_size = o.dtype == scalar_type::float32 ? 4 : 8;
+  if (!fields_bytes(n, element_size)) {
+    bad_value("--n", std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]),
+              "a grid whose two fields of " + std::to_string(element_size) +
+                  "-byte cells fit in 2^63 bytes");
+  }
   if (o.mode == run_mode::resident) {
-    for (const char* key : {"streams", "chunks", "steps-per-pass", "trace"}) {
-      if (std::find(o.given.begin(), o.given.end(), key) != o.given.end()) {
-        throw invalid_argument(std::string("--") + key +
+    for (const char* key : {"--streams", "--chunks", "--steps-per-pass", "--trace"}) {
+      if (std::find(o.given.begin(), o.given.end(), key + 2) != o.given.end()) {
+        throw invalid_argument(std::string(key) +
                                " is not valid with --mode resident: it needs --mode streamed");
       }
     }
   }
   if (o.mode == run_mode::streamed && o.problem != problem_kind::heat3d) {
     bad_value("--mode", "streamed", "resident for jacobi2d (streamed mode runs heat3d)");
+  }
+  if (!o.kokkos_args.empty() && o.kernel != "kokkos") {
+    throw invalid_argument("'" + app::echo(o.kokkos_args.front()) +
+                           "' is not valid without --kernel kokkos (it is an option of Kokkos)");
   }
 }
 
@@ -473,6 +474,7 @@ std::string to_config_text(const options& o) {
   out << "checkpoint-every = " << o.checkpoint_every << "\n";
   out << "checkpoint-dir = " << o.checkpoint_dir << "\n";
   out << "keep = " << o.keep << "\n";
+  out << "checkpoint-start-over = " << (o.checkpoint_start_over ? "true" : "false") << "\n";
   if (o.mode == run_mode::streamed) {
     out << "streams = " << o.streams << "\n";
     out << "chunks = " << o.chunks << "\n";
@@ -482,63 +484,15 @@ std::string to_config_text(const options& o) {
 }
 
 std::string usage() {
-  return R"(usage: funnel-stencil [options]
-
-The sample simulation of funnel: a 3D heat equation (verified against its exact solution) or
-NVIDIA multi-gpu-programming-models' 2D Jacobi relaxation, split across MPI ranks that share
-GPUs. Start it directly or through funnel-run (mpirun -np N funnel-run -- funnel-stencil ...).
-
-problem
-  --problem heat3d|jacobi2d  problem to solve (default heat3d)
-  --n NX,NY[,NZ]             heat3d: interior cells of the unit cube (default 128,128,128 on
-                             the host, 256,256,256 on a GPU); jacobi2d: the grid including its
-                             boundary, as -nx/-ny (default 1024,1024 host, 16384,16384 GPU)
-  --steps N                  the step the run ends at (heat3d 100, jacobi2d 1000); with
-                             --restart the same value finishes the interrupted run
-  --dtype float|double       heat3d element type (default double); jacobi2d is float
-  --check-every K            heat3d: report the error every K steps (0: at the end only);
-                             jacobi2d: compute the norm every K iterations (default 1)
-  -nx NX -ny NY -niter N -nccheck K
-                             jacobi2d in multi-gpu-programming-models' spelling
-
-execution
-  --backend auto|cuda|host   where the field lives (auto: cuda when a GPU is visible)
-  --kernel cuda|host|kokkos  kernel implementation (default: the backend's own)
-  --mode resident|streamed   field in device memory, or in host memory streamed through the
-                             GPU in chunks each pass (heat3d only)
-  --halo auto|ipc|mpi        halo path (auto: IPC to ranks on this GPU, MPI otherwise)
-  --dims PX,PY[,PZ]          ranks along each axis (0: funnel chooses, z first)
-  --streams S --chunks C --steps-per-pass k
-                             streamed mode: chunks in flight (default 3), chunks per pass
-                             (default: chosen from a probe), steps per pass (default 1)
-  --trace FILE               streamed mode: write a Chrome trace (open in Perfetto)
-  --pool-limit BYTES         byte limit of the device pool (K/M/G suffixes); streamed mode
-                             picks enough chunks to stay under it
-
-output and restart
-  --summary FILE             write the JSON summary to FILE
-  --output-every N           HDF5 snapshot (+ XDMF for ParaView) every N steps
-  --output-dir D             snapshot directory (default output)
-  --output-overlap auto|on|off
-                             write snapshots on a thread while the next steps run (one file
-                             per rank + a main file); off: the loop waits for each (one shared
-                             file with parallel HDF5); auto (default): on when every rank
-                             may use 2 or more CPUs
-  --checkpoint-every N       checkpoint every N steps (0: only when signalled)
-  --checkpoint-dir D         checkpoint directory (default checkpoints)
-  --keep K                   checkpoints kept (default 2)
-  --restart [DIR|FILE]       continue from a checkpoint (default: --checkpoint-dir's latest)
-  --field-dump FILE          testing aid: rank 0 writes the final global interior as raw
-                             binary (x fastest, native endianness); small grids only
-
-other
-  --config FILE              read options from FILE: 'key = value' lines, keys are the long
-                             option names ('#' comments); the command line wins
-  --quiet                    no progress lines
-  --help, --version
-
-SIGTERM or SIGUSR1 (forwarded by funnel-run): finish the step, write a checkpoint, exit 75.
-)";
+  CLI::App app(
+      "The sample simulation of funnel: a 3D heat equation (verified against its exact "
+      "solution) or NVIDIA multi-gpu-programming-models' 2D Jacobi relaxation, split across MPI "
+      "ranks that share GPUs. Start it directly or through funnel-run (mpirun -np N funnel-run "
+      "-- funnel-stencil ...).",
+      "funnel-stencil");
+  raw_options raw;
+  define_options(app, raw);
+  return app.help();
 }
 
 }  // namespace funnel::stencil

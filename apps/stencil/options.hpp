@@ -55,6 +55,7 @@ struct options {
   std::int64_t checkpoint_every = 0;            ///< --checkpoint-every (0 = only on signal)
   std::string checkpoint_dir = "checkpoints";   ///< --checkpoint-dir
   int keep = 2;                                 ///< --keep
+  bool checkpoint_start_over = false;           ///< --checkpoint-start-over
   std::optional<std::string> restart;           ///< --restart ("" = --checkpoint-dir)
   int streams = 0;                              ///< --streams (0 = auto)
   int chunks = 0;                               ///< --chunks (0 = auto)
@@ -65,32 +66,36 @@ struct options {
   bool quiet = false;                           ///< --quiet
   bool help = false;                            ///< --help
   bool version = false;                         ///< --version
-  std::vector<std::string> given;               ///< long names given, in order (for the plan)
+  std::vector<std::string> given;               ///< long names given (command line or config)
+  std::vector<std::string> kokkos_args;         ///< --kokkos-* arguments, passed to Kokkos
 };
 
 /**
- * @brief Parses the command line (and a --config file it names).
+ * @brief Parses the command line (and a --config file it names) with CLI11.
  *
  * Accepts `--name value`, `--name=value`, the flags --quiet/--help/--version, `--restart` with
  * or without a value, and the jacobi2d spellings of NVIDIA's multi-gpu-programming-models
  * (-nx, -ny, -niter, -nccheck), which select jacobi2d unless --problem says otherwise. Options
- * on the command line override the --config file, wherever --config appears.
+ * on the command line override the --config file, wherever --config appears; the file must be
+ * a regular file of at most 1 MiB. Arguments starting with --kokkos- are kept for Kokkos.
  * @param args the arguments after the program name
  * @return the parsed options (defaults not resolved yet)
- * @throw funnel::invalid_argument with one line naming the bad value and what is allowed
+ * @throw funnel::invalid_argument with one line naming the bad value (quoted, escaped and cut
+ * to 80 characters) and what is allowed
  */
 [[nodiscard]] options parse_options(const std::vector<std::string>& args);
 
 /**
  * @brief Fills the unset options with the defaults for the chosen backend and checks the
- * combinations (jacobi2d is float only, steps-per-pass needs streamed mode, ...).
+ * combinations (jacobi2d is float only, steps-per-pass needs streamed mode, a grid whose
+ * fields' bytes fit in 63 bits, ...).
  * @param opts parsed options, updated in place
  * @param on_gpu true when the run uses the CUDA backend (larger default grids)
  * @throw funnel::invalid_argument naming the conflicting values
  */
 void resolve_defaults(options& opts, bool on_gpu);
 
-/// @brief The --help text.
+/// @brief The --help text (options, Jacobi spellings, exit statuses).
 [[nodiscard]] std::string usage();
 
 /**

@@ -3,6 +3,7 @@
 #include <sched.h>
 
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <optional>
 
@@ -68,6 +69,8 @@ std::int64_t restart_source::step() const { return impl_->reader.step(); }
 
 std::string restart_source::path() const { return impl_->reader.file(); }
 
+std::string restart_source::run_id() const { return impl_->reader.run_id(); }
+
 void restart_source::restore(solver& s, const cartesian_decomposition& d) const {
   s.restore(impl_->reader.step(),
             [&](void* host) { impl_->reader.read(impl_->field, block_of(d), impl_->type, host); });
@@ -83,7 +86,7 @@ struct run_output::impl {
   // unwinds the run (the writer's destructor waits for that block).
   std::optional<pinned_buffer> snapshot_buffer;  // what the background thread writes from
   std::optional<io::snapshot_writer> snapshots;
-  io::termination_request termination;
+  const io::termination_request* termination = nullptr;
 
   // The snapshot of the current step: started (overlap on) or written.
   void snapshot(solver& s, const cartesian_decomposition& d) {
@@ -118,16 +121,28 @@ struct run_output::impl {
 };
 
 run_output::run_output(MPI_Comm comm, const options& opts, std::string configuration,
-                       const solver& s, backend_kind backend, std::size_t field_bytes)
+                       const solver& s, backend_kind backend, std::size_t field_bytes,
+                       const io::termination_request& termination, std::string run_id)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
   impl_->opts = &opts;
+  impl_->termination = &termination;
   impl_->checkpoint.directory = opts.checkpoint_dir;
+  impl_->checkpoint.run_id = std::move(run_id);
+  impl_->checkpoint.start_over = opts.checkpoint_start_over;
   impl_->checkpoint.keep_last = opts.keep;
   impl_->checkpoint.problem = to_string(opts.problem);
   impl_->checkpoint.configuration = std::move(configuration);
   impl_->checkpoint.spacing = s.spacing();
-  if (opts.checkpoint_every > 0) impl_->writer();
+  // A directory that exists may hold another run's series: that is refused now, before any step,
+  // not when a signal asks for a checkpoint it could then not write. (Rank 0 looks: the writer
+  // is collective, so every rank must make the same choice.)
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run_output");
+  std::error_code missing;  // an unreadable path counts as absent here; the writer says why
+  int exists = rank == 0 && std::filesystem::exists(opts.checkpoint_dir, missing) ? 1 : 0;
+  FUNNEL_MPI_TRY(MPI_Bcast(&exists, 1, MPI_INT, 0, comm), "run_output");
+  if (opts.checkpoint_every > 0 || exists != 0) impl_->writer();
   if (opts.output_every > 0) {
     io::snapshot_options snapshot;
     snapshot.directory = opts.output_dir;
@@ -186,7 +201,7 @@ std::string run_output::describe() const {
 }
 
 bool run_output::stop_requested(solver& s, const cartesian_decomposition& d) {
-  if (!impl_->termination.agreed(impl_->comm)) return false;
+  if (!impl_->termination->agreed(impl_->comm)) return false;
   const options& opts = *impl_->opts;
   const bool written = opts.checkpoint_every > 0 && s.step() % opts.checkpoint_every == 0;
   if (written) {
@@ -206,16 +221,18 @@ restart_source::restart_source(MPI_Comm, const options&, const index3&, const st
 restart_source::~restart_source() = default;
 std::int64_t restart_source::step() const { return 0; }
 std::string restart_source::path() const { return ""; }
+std::string restart_source::run_id() const { return ""; }
 void restart_source::restore(solver&, const cartesian_decomposition&) const {}
 
 struct run_output::impl {
   MPI_Comm comm;
-  io::termination_request termination;
+  const io::termination_request* termination;
 };
 run_output::run_output(MPI_Comm comm, const options& opts, std::string, const solver&, backend_kind,
-                       std::size_t)
+                       std::size_t, const io::termination_request& termination, std::string)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
+  impl_->termination = &termination;
   if (opts.output_every > 0 || opts.checkpoint_every > 0) {
     throw unsupported(
         "--output-every/--checkpoint-every need HDF5: rebuild with "
@@ -229,13 +246,9 @@ double run_output::background_seconds() const noexcept { return 0.0; }
 std::string run_output::describe() const { return {}; }
 bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
   // Without checkpoints the best answer to "stop" is to stop; the job script requeues.
-  return impl_->termination.agreed(impl_->comm);
+  return impl_->termination->agreed(impl_->comm);
 }
 
 #endif
-
-bool run_output::caught_stop_signal() const noexcept { return impl_->termination.requested(); }
-
-int run_output::requeue_exit_code() noexcept { return io::termination_request::requeue_exit_code; }
 
 }  // namespace funnel::stencil

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 #include "solver.hpp"
@@ -39,6 +40,8 @@ class restart_source {
   [[nodiscard]] std::int64_t step() const;
   /// @brief Path of the checkpoint file.
   [[nodiscard]] std::string path() const;
+  /// @brief The run (checkpoint series) that wrote it: the restarted run continues it.
+  [[nodiscard]] std::string run_id() const;
   /**
    * @brief Loads the checkpoint into the solver (collective; any decomposition).
    * @param s the solver
@@ -65,11 +68,15 @@ class run_output {
    * @param backend the run's backend (snapshot downloads land in pinned memory of it)
    * @param field_bytes bytes of the rank's field in its allocated layout (the pinned buffer
    * snapshots are written from is allocated here, before the step loop)
+   * @param termination the process's SIGTERM/SIGUSR1 flag (installed first thing in main)
+   * @param run_id the checkpoint series this run continues (the restart's), "" for a new one
    * @throw funnel::unsupported when output is asked for without HDF5
-   * @throw funnel::error when the checkpoint directory is locked by another run
+   * @throw funnel::error when the checkpoint directory is locked by another run, or holds
+   * another run's checkpoints (unless --checkpoint-start-over)
    */
   run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s,
-             backend_kind backend, std::size_t field_bytes);
+             backend_kind backend, std::size_t field_bytes,
+             const io::termination_request& termination, std::string run_id = {});
   ~run_output();
   run_output(const run_output&) = delete;
   run_output& operator=(const run_output&) = delete;
@@ -107,12 +114,6 @@ class run_output {
    * @param decomposition the run's split
    */
   bool stop_requested(solver& s, const cartesian_decomposition& decomposition);
-
-  /// @brief True when this rank caught SIGTERM/SIGUSR1 (no communication; see stop_requested()).
-  [[nodiscard]] bool caught_stop_signal() const noexcept;
-
-  /// @brief Exit status after stop_requested() returned true.
-  [[nodiscard]] static int requeue_exit_code() noexcept;
 
  private:
   struct impl;

@@ -6,8 +6,8 @@
 #pragma once
 
 #include <array>
-#include <cstdlib>
 #include <cstddef>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <utility>
@@ -39,8 +39,8 @@ enum class lane { compute = 0, halo = 1 };
  * Per step (see step()): the halo stream starts the exchange of the current buffer while the
  * compute stream updates the inner cells into the next buffer; once the ghosts are in (and the
  * previous inner update, which read the next buffer, is done), the halo stream (high priority,
- * so the critical path goes first) updates the boundary layer; then the buffers swap. Each cell's update is the same whatever the split, so any decomposition gives
- * the field of one rank bitwise.
+ * so the critical path goes first) updates the boundary layer; then the buffers swap. Each cell's
+ * update is the same whatever the split, so any decomposition gives the field of one rank bitwise.
  *
  * The two buffers are the exchange's field cycle, so neighbours on this GPU are reached by the
  * GPU-ordered path: a step only enqueues work, and the host runs ahead of the GPU by at most

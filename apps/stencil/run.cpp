@@ -3,10 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <optional>
+#include <utility>
 
 #include "field_dump.hpp"
 #include "funnel/binding/binding.hpp"
@@ -15,12 +17,14 @@
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/pipeline/choose_pipeline.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "kokkos_runtime.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
 #include "solver.hpp"
 #include "streamed_field.hpp"
 #include "summary.hpp"
+#include "user_files.hpp"
 
 namespace funnel::stencil {
 namespace {
@@ -44,6 +48,7 @@ std::string resolve_kernel(const options& opts, backend_kind backend) {
                       (impl == kernels::implementation::kokkos ? "FUNNEL_ENABLE_KOKKOS=ON"
                                                                : "FUNNEL_ENABLE_CUDA=ON"));
   }
+  kokkos_runtime::check(name, backend);
   return name;
 }
 
@@ -81,8 +86,13 @@ memory_pool_options field_pool_options(const options& opts, const field_layout& 
   o.name = "funnel-stencil-field";
   // Streamed mode exchanges halos on its host arrays: this pool only holds the pipeline's slots.
   o.ipc_exportable = opts.mode == run_mode::resident && opts.halo != "mpi";
-  const auto field_bytes = static_cast<std::size_t>(layout.allocated_cells()) * element_size;
-  o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, 4 * field_bytes);
+  std::size_t arena = 0;  // 4 x the field's bytes
+  if (__builtin_mul_overflow(static_cast<std::size_t>(layout.allocated_cells()), 4 * element_size,
+                             &arena)) {
+    throw invalid_argument("a rank's field of " + std::to_string(layout.allocated_cells()) +
+                           " cells is too large for this machine's address space");
+  }
+  o.host_ipc_capacity = std::max<std::size_t>(std::size_t{64} << 20, arena);
   o.byte_limit = opts.pool_limit;
   return o;
 }
@@ -126,9 +136,8 @@ chunk_agreement agree_after_chunk(MPI_Comm comm, solver& s, bool caught, std::in
   proposal = std::clamp<long long>(proposal, 1, most);
   long long values[2] = {caught ? 1 : 0, -proposal};  // MAX of both: any stop, smallest chunk
   MPI_Request request = MPI_REQUEST_NULL;
-  FUNNEL_MPI_TRY(
-      MPI_Iallreduce(MPI_IN_PLACE, values, 2, MPI_LONG_LONG, MPI_MAX, comm, &request),
-      "run: agreeing on a stop and the next chunk");
+  FUNNEL_MPI_TRY(MPI_Iallreduce(MPI_IN_PLACE, values, 2, MPI_LONG_LONG, MPI_MAX, comm, &request),
+                 "run: agreeing on a stop and the next chunk");
   s.wait(request);
   return chunk_agreement{values[0] != 0, -values[1]};
 }
@@ -185,6 +194,27 @@ void validate_streamed(const options& opts, const cartesian_decomposition& d,
         std::to_string(opts.steps_per_pass) + ", device budget " + std::to_string(budget) +
         " bytes" + (opts.pool_limit ? " from --pool-limit" : "") + "): " + e.what());
   }
+}
+
+/// Runs `write` on every rank, in which rank 0 writes a file: a funnel::system_error there (a
+/// full disk) becomes every rank's error, with rank 0's message, so no rank goes on to a
+/// collective rank 0 never reaches.
+template <class Write>
+void agree_on_rank0_write(MPI_Comm comm, const Write& write) {
+  int failure[2] = {0, 0};  // errno, message length
+  std::string message;
+  try {
+    write();
+  } catch (const system_error& e) {
+    message = e.what();
+    failure[0] = e.errnum() != 0 ? e.errnum() : EIO;
+    failure[1] = static_cast<int>(message.size());
+  }
+  FUNNEL_MPI_TRY(MPI_Bcast(failure, 2, MPI_INT, 0, comm), "run");
+  if (failure[0] == 0) return;
+  message.resize(static_cast<std::size_t>(failure[1]));
+  FUNNEL_MPI_TRY(MPI_Bcast(message.data(), failure[1], MPI_CHAR, 0, comm), "run");
+  throw system_error(message, failure[0]);
 }
 
 plan_info gather_plan(const options& opts, const std::string& backend, const std::string& kernel,
@@ -246,6 +276,7 @@ struct steps_context {
   solver& s;
   run_output& output;
   memory_pool& pool;
+  const io::termination_request& termination;
 };
 
 /// The step loop, the summary and the final output.
@@ -284,8 +315,8 @@ int run_steps(const steps_context& c) {
       ++summary.outputs;
     }
     progress.update(s->step());
-    const chunk_agreement agreed = agree_after_chunk(comm, *s, output.caught_stop_signal(), chunk,
-                                                     MPI_Wtime() - chunk_start);
+    const chunk_agreement agreed =
+        agree_after_chunk(comm, *s, c.termination.requested(), chunk, MPI_Wtime() - chunk_start);
     chunk = agreed.next_chunk;
     if (agreed.stop && output.stop_requested(*s, decomposition)) {
       summary.interrupted = true;
@@ -324,19 +355,25 @@ int run_steps(const steps_context& c) {
   summary.pool_used_high = high[1];
 
   if (!opts.field_dump.empty()) {
-    write_field_dump(decomposition, s->host_field(), s->element_size(), opts.field_dump);
+    agree_on_rank0_write(comm, [&] {
+      write_field_dump(decomposition, s->host_field(), s->element_size(), opts.field_dump);
+    });
   }
   if (rank == 0) {
     std::printf("%s\n", format_summary(summary).c_str());
     std::fflush(stdout);
-    if (!opts.summary.empty()) write_summary_file(opts.summary, summary);
+  }
+  if (!opts.summary.empty()) {
+    agree_on_rank0_write(comm, [&] {
+      if (rank == 0) write_summary_file(opts.summary, summary);
+    });
   }
   if (summary.interrupted && rank == 0) {
     std::printf("stopped by a signal at step %lld: checkpoint written, exit status %d (requeue)\n",
-                static_cast<long long>(s->step()), run_output::requeue_exit_code());
+                static_cast<long long>(s->step()), exit_requeue);
     std::fflush(stdout);
   }
-  return summary.interrupted ? run_output::requeue_exit_code() : exit_success;
+  return summary.interrupted ? exit_requeue : exit_success;
 }
 
 }  // namespace
@@ -344,9 +381,8 @@ int run_steps(const steps_context& c) {
 void abort_job(int rank, const std::exception& e) {
   std::fprintf(stderr, "funnel-stencil: rank %d: %s\n", rank, e.what());
   std::fflush(stderr);
-  const int code = dynamic_cast<const invalid_argument*>(&e) != nullptr ? 2 : 1;
-  MPI_Abort(MPI_COMM_WORLD, code);
-  std::exit(code);  // MPI_Abort does not return; in case the library's does
+  MPI_Abort(MPI_COMM_WORLD, exit_failure);
+  std::exit(exit_failure);  // MPI_Abort does not return; in case the library's does
 }
 
 run_config prepare(const std::vector<std::string>& args) {
@@ -359,18 +395,31 @@ run_config prepare(const std::vector<std::string>& args) {
   return config;
 }
 
-int run(const run_config& config, MPI_Comm comm) {
+int run(const run_config& config, MPI_Comm comm, const io::termination_request& termination) {
   int rank = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
   const options& opts = config.opts;
   const backend_kind backend = config.backend;
   const std::string& kernel = config.kernel;
+  // Rank 0 writes these at the end: a path it cannot write is found before the run, not after.
+  check_collectively(comm, [&] {
+    if (rank != 0) return;
+    for (const auto& [option, path] :
+         {std::pair{"--summary", opts.summary}, std::pair{"--trace", opts.trace},
+          std::pair{"--field-dump", opts.field_dump}}) {
+      if (!path.empty()) app::check_output_file(option, path);
+    }
+  });
   // Makes this rank's GPU current (funnel-run's choice, or round-robin on the node) and finds
   // who shares it; warns on rank 0 about sharing without MPS.
   const binding bound = binding::detect(comm, backend);
   const int nodes = bound.report().node_count;
   const job_binding job = summarize_binding(bound.report(), comm);
   const bool print = rank == 0 && !opts.quiet;
+  // Kokkos on the device the binding chose; declared before everything that runs its kernels,
+  // so it is finalised after them (and before MPI_Finalize, in main).
+  std::optional<kokkos_runtime> kokkos;
+  check_collectively(comm, [&] { kokkos.emplace(kernel, opts.kokkos_args); });
 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
@@ -397,9 +446,11 @@ int run(const run_config& config, MPI_Comm comm) {
   if (restart) restart->restore(*s, decomposition);
   run_output output(
       comm, opts, to_config_text(opts), *s, backend,
-      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size);
+      static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size,
+      termination, restart ? restart->run_id() : std::string());
 
-  plan_info plan = gather_plan(opts, to_string(backend), kernel, nodes, decomposition, *s);
+  plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
+                               nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
@@ -412,15 +463,26 @@ int run(const run_config& config, MPI_Comm comm) {
     std::fflush(stdout);
   }
 
-  // From here on an error ends the job before anything is destroyed: with GPU-ordered halos this
-  // rank's streams may wait on neighbours that wait on it, and freeing or unmapping CUDA
-  // resources waits for those streams.
+  // A signal that came during the set-up stops the run before its first step: nothing was
+  // computed, so nothing is saved (a checkpoint restarted from is still there).
+  if (termination.agreed(comm)) {
+    if (rank == 0) {
+      std::printf(
+          "stopped by a signal before the first step (step %lld): nothing to save, exit "
+          "status %d (requeue)\n",
+          static_cast<long long>(s->step()), exit_requeue);
+      std::fflush(stdout);
+    }
+    return exit_requeue;
+  }
+
+  // A stall ends the job here, before anything is destroyed: this rank's streams wait on a
+  // neighbour that stopped, and freeing or unmapping CUDA resources would wait for them
+  // forever. Every other error unwinds to main, which agrees on it with the other ranks.
   try {
     return run_steps(steps_context{comm, rank, opts, backend, kernel, nodes, print, decomposition,
-                                   *s, output, pool});
-  } catch (const reported_usage_error&) {
-    throw;  // collective: every rank throws it, nothing waits
-  } catch (const std::exception& e) {
+                                   *s, output, pool, termination});
+  } catch (const stall_error& e) {
     abort_job(rank, e);
   }
 }

@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "exit_codes.hpp"
 #include "funnel/error.hpp"
+#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 
@@ -40,12 +42,9 @@ class reported_usage_error : public invalid_argument {
   using invalid_argument::invalid_argument;
 };
 
-/// @brief Exit status of a run that completed its steps.
-constexpr int exit_success = 0;
-
 /**
- * @brief Prints "funnel-stencil: rank R: <what>" and ends the whole job (MPI_Abort) with 2 for
- * an invalid argument and 1 otherwise, so that no rank waits for the failed one.
+ * @brief Prints "funnel-stencil: rank R: <what>" and ends the whole job at once (MPI_Abort,
+ * exit status 1), without unwinding.
  * @param rank this rank in MPI_COMM_WORLD
  * @param e the error
  */
@@ -55,11 +54,16 @@ constexpr int exit_success = 0;
  * @brief Runs the simulation the configuration describes (collective over `comm`).
  * @param config the prepared configuration
  * @param comm all ranks of the run
- * @return the process exit status (exit_success, or the requeue code after a signal)
- * @throw reported_usage_error on every rank when the streamed options do not fit a rank's box
- * @throw funnel::error (any subtype) on failure before the steps; an error from the steps on
- * ends the job here (abort_job), before the field's CUDA resources are destroyed
+ * @param termination the SIGTERM/SIGUSR1 flag: set before the first step, the run stops there
+ * with nothing to save; set later, after the current step with a checkpoint
+ * @return the process exit status (exit_success, or exit_requeue after a signal)
+ * @throw reported_usage_error on every rank when an option does not fit the job (the split, a
+ * rank's box in streamed mode, an output file, Kokkos' options): printed once already
+ * @throw funnel::error (any subtype) on failure, on one rank or on all of them; except a
+ * funnel::stall_error during the steps, which ends the job at once (abort_job), before the
+ * field's CUDA resources are destroyed
  */
-[[nodiscard]] int run(const run_config& config, MPI_Comm comm);
+[[nodiscard]] int run(const run_config& config, MPI_Comm comm,
+                      const io::termination_request& termination);
 
 }  // namespace funnel::stencil

@@ -4,30 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "funnel/detail/json_escape.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel::stencil {
 namespace {
-
-/// JSON number: finite doubles with full precision, null otherwise (JSON has no inf/nan).
-std::string number(double value) {
-  if (!std::isfinite(value)) return "null";
-  char text[40];
-  std::snprintf(text, sizeof(text), "%.17g", value);
-  return text;
-}
-
-template <class Array>
-std::string json_array(const Array& values) {
-  std::string out = "[";
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    out += (i ? ", " : "") + std::to_string(values[i]);
-  }
-  return out + "]";
-}
 
 std::string human_bytes(double bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -107,50 +90,48 @@ std::string format_summary(const run_summary& s) {
 }
 
 std::string to_json(const run_summary& s) {
-  std::ostringstream out;
-  out << "{\n";
-  out << "  \"funnel_version\": " << detail::json_quote(s.version) << ",\n";
-  out << "  \"problem\": " << detail::json_quote(s.problem) << ",\n";
-  out << "  \"dtype\": " << detail::json_quote(s.dtype) << ",\n";
-  out << "  \"backend\": " << detail::json_quote(s.backend) << ",\n";
-  out << "  \"kernel\": " << detail::json_quote(s.kernel) << ",\n";
-  out << "  \"mode\": " << detail::json_quote(s.mode) << ",\n";
-  out << "  \"ranks\": " << s.ranks << ",\n";
-  out << "  \"nodes\": " << s.nodes << ",\n";
-  out << "  \"decomposition\": " << json_array(s.dims) << ",\n";
-  out << "  \"global_cells\": " << json_array(s.global_cells) << ",\n";
-  out << "  \"first_step\": " << s.first_step << ",\n";
-  out << "  \"last_step\": " << s.last_step << ",\n";
-  out << "  \"steps\": " << s.steps() << ",\n";
-  out << "  \"interrupted\": " << (s.interrupted ? "true" : "false") << ",\n";
-  out << "  \"time_s\": " << number(s.seconds) << ",\n";
-  out << "  \"cell_updates_per_s\": " << number(s.cell_updates_per_second()) << ",\n";
-  out << "  \"effective_bandwidth_bytes_per_s\": " << number(s.effective_bandwidth()) << ",\n";
-  out << "  \"halo_time_s\": " << number(s.halo_seconds) << ",\n";
-  out << "  \"halo_time_share\": " << number(s.halo_share()) << ",\n";
-  out << "  \"output_time_s\": " << number(s.output_seconds) << ",\n";
-  out << "  \"output_background_time_s\": " << number(s.output_background_seconds) << ",\n";
-  out << "  \"outputs\": " << s.outputs << ",\n";
-  if (s.error) {
-    out << "  \"error\": {\"max_abs\": " << number(s.error->max_abs)
-        << ", \"l2\": " << number(s.error->l2) << "},\n";
-  }
-  if (s.final_norm) out << "  \"final_norm\": " << number(*s.final_norm) << ",\n";
+  // Non-finite figures become null (JSON has no inf/nan); keys keep this order.
+  nlohmann::ordered_json j;
+  j["funnel_version"] = s.version;
+  j["problem"] = s.problem;
+  j["dtype"] = s.dtype;
+  j["backend"] = s.backend;
+  j["kernel"] = s.kernel;
+  j["mode"] = s.mode;
+  j["ranks"] = s.ranks;
+  j["nodes"] = s.nodes;
+  j["decomposition"] = s.dims;
+  j["global_cells"] = s.global_cells;
+  j["first_step"] = s.first_step;
+  j["last_step"] = s.last_step;
+  j["steps"] = s.steps();
+  j["interrupted"] = s.interrupted;
+  j["time_s"] = s.seconds;
+  j["cell_updates_per_s"] = s.cell_updates_per_second();
+  j["effective_bandwidth_bytes_per_s"] = s.effective_bandwidth();
+  j["halo_time_s"] = s.halo_seconds;
+  j["halo_time_share"] = s.halo_share();
+  j["output_time_s"] = s.output_seconds;
+  j["output_background_time_s"] = s.output_background_seconds;
+  j["outputs"] = s.outputs;
+  if (s.error) j["error"] = {{"max_abs", s.error->max_abs}, {"l2", s.error->l2}};
+  if (s.final_norm) j["final_norm"] = *s.final_norm;
   if (s.pipeline) {
-    out << "  \"pipeline\": {\"passes\": " << s.pipeline->passes
-        << ", \"efficiency\": " << number(s.pipeline->efficiency)
-        << ", \"pass_time_s\": " << number(s.pipeline->pass_seconds)
-        << ", \"h2d_time_s\": " << number(s.pipeline->h2d_seconds)
-        << ", \"d2h_time_s\": " << number(s.pipeline->d2h_seconds)
-        << ", \"kernel_time_s\": " << number(s.pipeline->kernel_seconds)
-        << ", \"h2d_bytes_per_s\": " << number(s.pipeline->h2d_bytes_per_s)
-        << ", \"d2h_bytes_per_s\": " << number(s.pipeline->d2h_bytes_per_s)
-        << ", \"choice\": " << detail::json_quote(s.pipeline->choice) << "},\n";
+    const pipeline_report& p = *s.pipeline;
+    j["pipeline"] = {{"passes", p.passes},
+                     {"efficiency", p.efficiency},
+                     {"pass_time_s", p.pass_seconds},
+                     {"h2d_time_s", p.h2d_seconds},
+                     {"d2h_time_s", p.d2h_seconds},
+                     {"kernel_time_s", p.kernel_seconds},
+                     {"h2d_bytes_per_s", p.h2d_bytes_per_s},
+                     {"d2h_bytes_per_s", p.d2h_bytes_per_s},
+                     {"choice", p.choice}};
   }
-  out << "  \"pool_reserved_high_bytes\": " << s.pool_reserved_high << ",\n";
-  out << "  \"pool_used_high_bytes\": " << s.pool_used_high << "\n";
-  out << "}\n";
-  return out.str();
+  j["pool_reserved_high_bytes"] = s.pool_reserved_high;
+  j["pool_used_high_bytes"] = s.pool_used_high;
+  // Replacement characters for any invalid UTF-8 in the strings (a path, a choice text).
+  return j.dump(2, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
 }
 
 void write_summary_file(const std::string& path, const run_summary& summary) {

@@ -107,7 +107,7 @@ for ranks in 1 3; do
     record "${name}" FAIL "--restart into its own series: exit ${rc}, latest $(latest_of "${dir}")"
     continue
   fi
-  if ! "${app}" --help | grep -q -- --checkpoint-start-over; then
+  if ! "${app}" --help | grep -- --checkpoint-start-over >/dev/null; then  # no -q: SIGPIPE
     record "${name}" FAIL "refused, restart continues; no --checkpoint-start-over in the app yet"
     continue
   fi

@@ -20,6 +20,11 @@ build=${BUILD_DIR:-${root}/build-gpu}
 stages=${1:-build,test}
 mkdir -p "${out}"
 cd "${root}"
+# CLI11 and nlohmann-json come as .debs (scripts/gpu/fetch-debs.sh, run where apt works; the
+# call carries ".deps"): unpacked into a prefix that every cmake below finds.
+# shellcheck source=scripts/gpu/debs.sh
+source "${root}/scripts/gpu/debs.sh"
+funnel_use_debs || true
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export NCCL_NVLS_ENABLE=0
 table=()

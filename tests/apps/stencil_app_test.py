@@ -17,6 +17,11 @@
                             --gpu the streamed run uses the cuda backend (exit 77 without GPU)
   trace -- RANKS ARGS...    --trace writes valid Chrome trace JSON: h2d/kernel/d2h spans of
                             every chunk of every pass on every rank, with bytes and chunk ids
+  kokkos -- RANKS ARGS...   --kernel kokkos on RANKS ranks == the backend's own kernel (host or
+                            cuda) on 1 rank: the field bitwise (same arithmetic per cell),
+                            heat3d's error and jacobi2d's norm within 1e-5 relative (reductions
+                            in another order); the plan names the Kokkos execution space (exit
+                            77 for --backend cuda without a GPU)
   snapshots -- RANKS ARGS...
                             snapshots every 4 of 12 steps, written behind the steps
                             (--output-overlap on) and inline (off), read back with h5py: each
@@ -32,8 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants  # noqa: E402
+from driver_support import ranks_of
 
 TIMEOUT = 120
 
@@ -119,7 +123,7 @@ BAD_ARGS = [
     (["--n", "0,4,4"], "--n '0,4,4' is not valid"),
     (["--problem", "heat2d"], "heat3d|jacobi2d"),
     (["--dtype", "half"], "float|double"),
-    (["--backend", "gpu"], "auto|cuda|host"),
+    (["--backend", "gpu"], "--backend 'gpu' is not valid"),
     (["--frobnicate"], "unknown option '--frobnicate'"),
     (["--problem", "jacobi2d", "--dtype", "double"], "--dtype 'double'"),
     (["--backend", "host", "--kernel", "cuda"], "--kernel 'cuda'"),
@@ -189,20 +193,6 @@ def cmd_restart(ctx, rest):
     if restarted != uninterrupted:
         sys.exit("FAILED: restarted field (3 ranks from a 2-rank checkpoint) differs")
     print("OK: 2 ranks -> checkpoint at step 5 -> 3 ranks to step 16 == 1 rank to step 16")
-
-
-def ranks_of(pid, app):
-    """The processes below pid running app (its name as /proc/PID/comm shows it)."""
-    name = os.path.basename(app)[:15]
-    ranks = []
-    for child in descendants(pid):
-        try:
-            with open(f"/proc/{child}/comm") as f:
-                if f.read().strip() == name:
-                    ranks.append(child)
-        except OSError:
-            pass
-    return ranks
 
 
 def cmd_signal(ctx, rest):
@@ -347,6 +337,42 @@ def cmd_trace(ctx, rest):
     print(f"OK: {len(spans)} spans from {ranks} ranks, {passes} passes of {chunks} chunks")
 
 
+def cmd_kokkos(ctx, rest):
+    """--kernel kokkos on RANKS ranks: the field of the backend's own kernel on 1 rank, bit for
+    bit."""
+    ranks = int(rest[0])
+    args = rest[1:]
+    skip_without_gpu(args)
+    own = "cuda" if "cuda" in args else "host"
+    # The reference: 1 rank with MPI's split, no Kokkos options.
+    plain = [a for a in without(args, {"--dims": 1}) if not a.startswith("--kokkos-")]
+    reference, _ = dump(ctx, 1, plain + ["--kernel", own], f"{own}.bin")
+    ref_summary = summary(ctx, 1, plain + ["--kernel", own], f"{own}.json")
+    field, out = dump(ctx, ranks, args + ["--kernel", "kokkos"], f"kokkos-{ranks}.bin")
+    kokkos_summary = summary(ctx, ranks, args + ["--kernel", "kokkos"], "kokkos.json")
+    print(out)
+    failures = []
+    if "kernel kokkos (Kokkos " not in out:
+        failures.append("the plan does not name the Kokkos execution space")
+    if kokkos_summary["kernel"] != "kokkos":
+        failures.append(f"summary kernel {kokkos_summary['kernel']}")
+    if field != reference:
+        failures.append(f"the field of --kernel kokkos on {ranks} ranks differs from --kernel {own}")
+    if reference.count(0) == len(reference):
+        failures.append("the field is all zero")
+    for key in ("final_norm", "error"):
+        if key not in ref_summary:
+            continue
+        want = ref_summary[key] if key == "final_norm" else ref_summary[key]["l2"]
+        got = kokkos_summary[key] if key == "final_norm" else kokkos_summary[key]["l2"]
+        print(f"{key}: {own} {want!r}, kokkos {got!r}")
+        if abs(got - want) > 1e-5 * abs(want):
+            failures.append(f"{key} {got} vs {want}: more than 1e-5 relative apart")
+    if failures:
+        sys.exit("FAILED:\n" + "\n".join(failures))
+    print(f"OK: --kernel kokkos on {ranks} rank(s) == --kernel {own} on 1 rank, {len(field)} bytes")
+
+
 def read_values(data, dtype):
     import struct
     code = "f" if dtype == "float" else "d"
@@ -466,7 +492,7 @@ def cmd_snapshots(ctx, rest):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("command", choices=["equal", "order", "bad-args", "restart", "signal", "gpu",
-                                            "streamed", "trace", "snapshots"])
+                                            "streamed", "trace", "snapshots", "kokkos"])
     parser.add_argument("--app", required=True)
     parser.add_argument("--mpiexec", required=True)
     parser.add_argument("--np-flag", default="-np")
@@ -482,7 +508,8 @@ def main():
         ctx.workdir = ctx.workdir or tmp
         commands = {"equal": cmd_equal, "order": cmd_order, "bad-args": cmd_bad_args,
                     "restart": cmd_restart, "signal": cmd_signal, "gpu": cmd_gpu,
-                    "streamed": cmd_streamed, "trace": cmd_trace, "snapshots": cmd_snapshots}
+                    "streamed": cmd_streamed, "trace": cmd_trace, "snapshots": cmd_snapshots,
+                    "kokkos": cmd_kokkos}
         commands[ctx.command](ctx, rest)
 
 

@@ -23,13 +23,8 @@ import tempfile
 
 BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling"]
 TIMEOUT = 240
-failures = []
-
-
-def check(cond, msg):
-    if not cond:
-        failures.append(msg)
-        print("FAILED:", msg)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps"))
+from driver_support import check, exit_status  # noqa: E402
 
 
 def run(bench, args, cwd=None):
@@ -151,7 +146,7 @@ def cmd_bad_args(bench):
             check(not os.path.exists(os.path.join(tmp, "x.json")), f"'{what}': wrote JSON")
         # No arguments at all: the usage on stderr, exit 2.
         proc = run(bench, [])
-        check(proc.returncode == 2 and "usage" in proc.stderr, "no arguments: usage + exit 2")
+        check(proc.returncode == 2 and "Usage" in proc.stderr, "no arguments: usage + exit 2")
 
 
 def cmd_help(bench):
@@ -161,7 +156,7 @@ def cmd_help(bench):
         check(f"  {name}" in proc.stdout, f"--help does not list {name}")
         sub = run(bench, [name, "--help"])
         check(sub.returncode == 0, f"{name} --help: exit {sub.returncode}")
-        check(sub.stdout.startswith(f"usage: funnel-bench {name}"), f"{name} --help: usage")
+        check(f"Usage: funnel-bench {name}" in sub.stdout, f"{name} --help: usage")
         for common in ("--json", "--plot", "--quick", "--backend"):
             check(common in sub.stdout, f"{name} --help lacks {common}")
     check("--sizes" in run(bench, ["stencil", "--help"]).stdout, "stencil --help lacks --sizes")
@@ -210,11 +205,7 @@ def main():
         cmd_launcher(a.bench, a.launcher, a.fake_bin)
     else:
         {"quick": cmd_quick, "bad-args": cmd_bad_args, "help": cmd_help}[a.command](a.bench)
-    if failures:
-        print(f"{len(failures)} check(s) failed")
-        return 1
-    print("all checks passed")
-    return 0
+    return exit_status()
 
 
 if __name__ == "__main__":

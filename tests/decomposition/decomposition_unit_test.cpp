@@ -4,6 +4,7 @@
 
 #include <array>
 #include <functional>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -139,6 +140,42 @@ TEST(GridSplit, RejectsBadRequestsNamingTheValue) {
         (void)checked_dims(6, {64, 64, 64}, 1, {4, 0, 0});
       },
       {"fixed entries make 4 ranks", "does not divide 6"});
+  // Products of the entries are exact (no 64-bit wrap), or said to be too large.
+  expect_invalid(
+      [] {
+        (void)checked_dims(1, {8, 8, 8}, 1, {2000000, 2000000, 2000000});
+      },
+      {"make 8000000000000000000 ranks"});
+  const int most = std::numeric_limits<int>::max();
+  expect_invalid(
+      [&] {
+        (void)checked_dims(1, {8, 8, 8}, 1, {most, most, most});
+      },
+      {"make more than 2^63 ranks"});
+  expect_invalid(
+      [&] {
+        (void)checked_dims(1, {8, 8, 8}, 1, {most, most, 0});
+      },
+      {"fixed entries make 4611686014132420609 ranks"});
+  // A grid whose axes of one cell leave no axis to split over the ranks (was MPI_ERR_DIMS from
+  // MPI_Dims_create, a fatal MPI error).
+  expect_invalid(
+      [] {
+        (void)checked_dims(2, {1, 1, 1}, 1, {0, 0, 0});
+      },
+      {"global cells (1, 1, 1) over 2 ranks", "takes 1 rank(s)"});
+  expect_invalid([] { (void)checked_dims(3, {1, 1, 1}, 1, {0, 0, 0}); }, {"over 3 ranks"});
+  expect_invalid(
+      [] {
+        (void)checked_dims(4, {1, 8, 1}, 1, {0, 2, 0});
+      },
+      {"--dims fixes the others", "takes 2 rank(s)"});
+  // No split fits: the most balanced one is named with its failing axis.
+  expect_invalid(
+      [] {
+        (void)checked_dims(7, {5, 5, 5}, 1, {0, 0, 0});
+      },
+      {"more ranks than cells along", "7 ranks for 5 cells"});
   expect_invalid(
       [] {
         (void)checked_dims(4, {64, 64, 64}, 1, {-1, 0, 0});

@@ -7,16 +7,16 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
 #include <string>
 
 #include "funnel/error.hpp"
-#include "json_checker.hpp"
 
 namespace {
 
-using funnel::test::json_value;
+using json = nlohmann::json;
 
 std::string read_all(const std::string& path) {
   std::ifstream in(path);
@@ -25,10 +25,10 @@ std::string read_all(const std::string& path) {
   return text.str();
 }
 
-std::vector<const json_value*> events_with_phase(const json_value& doc, const std::string& ph) {
-  std::vector<const json_value*> out;
-  for (const auto& e : doc.at("traceEvents").items) {
-    if (e.at("ph").text == ph) out.push_back(&e);
+std::vector<const json*> events_with_phase(const json& doc, const std::string& ph) {
+  std::vector<const json*> out;
+  for (const auto& e : doc.at("traceEvents")) {
+    if (e.at("ph") == ph) out.push_back(&e);
   }
   return out;
 }
@@ -62,30 +62,31 @@ TEST(TraceRecorder, WritesValidChromeTraceWithEverySpan) {
   const std::string path = std::string{dir_template} + "/trace.json";
   rec.write_file(path);
 
-  const json_value doc = funnel::test::parse_json(read_all(path));
+  const json doc = json::parse(read_all(path));
   const auto spans = events_with_phase(doc, "X");
   ASSERT_EQ(spans.size(), want.size());
   for (std::size_t i = 0; i < spans.size(); ++i) {
-    const json_value& e = *spans[i];
-    EXPECT_EQ(e.at("pid").number, 3);
-    EXPECT_EQ(static_cast<int>(e.at("tid").number), want[i].track);
-    EXPECT_EQ(e.at("name").text, rec.tracks()[static_cast<std::size_t>(want[i].track)]);
-    EXPECT_NEAR(e.at("ts").number, want[i].ts, 1e-3);
-    EXPECT_NEAR(e.at("dur").number, want[i].dur, 1e-3);
-    EXPECT_EQ(static_cast<std::int64_t>(e.at("args").at("chunk").number), static_cast<int>(i / 3));
-    EXPECT_EQ(static_cast<std::int64_t>(e.at("args").at("bytes").number), want[i].bytes);
+    const json& e = *spans[i];
+    EXPECT_EQ(e.at("pid").get<int>(), 3);
+    EXPECT_EQ(e.at("tid").get<int>(), want[i].track);
+    EXPECT_EQ(e.at("name").get<std::string>(),
+              rec.tracks()[static_cast<std::size_t>(want[i].track)]);
+    EXPECT_NEAR(e.at("ts").get<double>(), want[i].ts, 1e-3);
+    EXPECT_NEAR(e.at("dur").get<double>(), want[i].dur, 1e-3);
+    EXPECT_EQ(e.at("args").at("chunk").get<std::int64_t>(), static_cast<std::int64_t>(i / 3));
+    EXPECT_EQ(e.at("args").at("bytes").get<std::int64_t>(), want[i].bytes);
   }
   const auto meta = events_with_phase(doc, "M");
   int named_tracks = 0;
   bool named_process = false;
-  for (const json_value* m : meta) {
-    if (m->at("name").text == "thread_name") {
-      EXPECT_EQ(m->at("args").at("name").text,
-                rec.tracks()[static_cast<std::size_t>(m->at("tid").number)]);
+  for (const json* m : meta) {
+    if (m->at("name").get<std::string>() == "thread_name") {
+      EXPECT_EQ(m->at("args").at("name").get<std::string>(),
+                rec.tracks()[m->at("tid").get<std::size_t>()]);
       ++named_tracks;
     }
-    if (m->at("name").text == "process_name") {
-      EXPECT_EQ(m->at("args").at("name").text, "rank \"0\" \\ test");
+    if (m->at("name").get<std::string>() == "process_name") {
+      EXPECT_EQ(m->at("args").at("name").get<std::string>(), "rank \"0\" \\ test");
       named_process = true;
     }
   }
@@ -99,7 +100,7 @@ TEST(TraceRecorder, EmptyTraceIsValid) {
   funnel::trace_recorder rec;
   std::ostringstream out;
   rec.write(out);
-  const json_value doc = funnel::test::parse_json(out.str());
+  const json doc = json::parse(out.str());
   EXPECT_TRUE(events_with_phase(doc, "X").empty());
   EXPECT_EQ(events_with_phase(doc, "M").size(), 1u);
 }

@@ -1,7 +1,5 @@
 #include "funnel/decomposition/detail/grid_split.hpp"
 
-#include <mpi.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -38,7 +36,8 @@ void check_cells(const index3& global_cells) {
 }
 
 void check_given_dims(int ranks, const index3& global_cells, const std::array<int, 3>& dims) {
-  std::int64_t fixed = 1;
+  std::int64_t fixed = 1;  // product of the given entries
+  bool overflow = false;   // ... more than 2^63 (three entries of up to 2^31)
   bool all_given = true;
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(dims[axis] >= 0, "dims " + triple(dims) + ": ranks along " + axis_name(axis) +
@@ -47,18 +46,20 @@ void check_given_dims(int ranks, const index3& global_cells, const std::array<in
                    "dims " + triple(dims) + " puts " + std::to_string(dims[axis]) +
                        " ranks along " + axis_name(axis) + ", which has only 1 cell; use 1 or 0");
     if (dims[axis] > 0) {
-      fixed *= dims[axis];
+      overflow = overflow || __builtin_mul_overflow(fixed, std::int64_t{dims[axis]}, &fixed);
     } else {
       all_given = false;
     }
   }
+  const std::string product = overflow ? "more than 2^63" : std::to_string(fixed);
   if (all_given) {
-    FUNNEL_EXPECTS(fixed == ranks, "dims " + triple(dims) + " make " + std::to_string(fixed) +
-                                       " ranks but the communicator has " + std::to_string(ranks) +
-                                       "; their product must equal it");
+    FUNNEL_EXPECTS(!overflow && fixed == ranks, "dims " + triple(dims) + " make " + product +
+                                                    " ranks but the communicator has " +
+                                                    std::to_string(ranks) +
+                                                    "; their product must equal it");
   } else {
-    FUNNEL_EXPECTS(ranks % fixed == 0,
-                   "dims " + triple(dims) + ": the fixed entries make " + std::to_string(fixed) +
+    FUNNEL_EXPECTS(!overflow && ranks % fixed == 0,
+                   "dims " + triple(dims) + ": the fixed entries make " + product +
                        " ranks, which does not divide " + std::to_string(ranks) + " ranks");
   }
 }
@@ -126,8 +127,8 @@ double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims)
 // Fills the 0 entries of `dims`: among the factorisations of `ranks` that keep the given
 // entries and split every axis into boxes of >= max(2, halo) cells, the one with the least
 // exchange_cost; ties go to the one that splits the slowest axes most (z, then y), whose faces
-// are contiguous. When none is feasible, MPI_Dims_create's balanced choice, which
-// check_extents then rejects with a message naming the axis.
+// are contiguous. When none is feasible, the most balanced factorisation (as MPI_Dims_create
+// would choose: larger counts first), which check_extents then rejects naming the axis.
 std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
                                const std::array<int, 3>& given) {
   std::array<int, 3> best{};
@@ -152,9 +153,23 @@ std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
     }
   }
   if (found) return best;
-  std::array<int, 3> dims = given;
-  FUNNEL_MPI_TRY(MPI_Dims_create(ranks, 3, dims.data()), "choosing the process grid");
-  return dims;
+  std::array<int, 3> balanced = given;
+  for (int px = 1; px <= ranks; ++px) {
+    if (ranks % px != 0 || (given[0] != 0 && given[0] != px)) continue;
+    for (int py = 1; py <= ranks / px; ++py) {
+      const int pz = ranks / px / py;
+      if ((ranks / px) % py != 0 || (given[1] != 0 && given[1] != py) ||
+          (given[2] != 0 && given[2] != pz)) {
+        continue;
+      }
+      const std::array<int, 3> dims{px, py, pz};
+      const auto widest = [](const std::array<int, 3>& d) { return std::max({d[0], d[1], d[2]}); };
+      if (balanced[0] * balanced[1] * balanced[2] != ranks || widest(dims) <= widest(balanced)) {
+        balanced = dims;
+      }
+    }
+  }
+  return balanced;
 }
 
 }  // namespace
@@ -165,9 +180,21 @@ std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
   check_cells(global_cells);
   FUNNEL_EXPECTS(halo >= 1, "halo " + std::to_string(halo) + " must be >= 1");
   check_given_dims(ranks, global_cells, dims);
+  // An axis of one cell takes one rank: when that leaves no axis free, the fixed entries must
+  // make the rank count.
+  std::int64_t fixed = 1;
   for (int axis = 0; axis < 3; ++axis) {
     if (global_cells[axis] == 1) dims[axis] = 1;
+    fixed =
+        dims[axis] == 0 || fixed == 0 ? 0 : std::min<std::int64_t>(fixed * dims[axis], ranks + 1LL);
   }
+  FUNNEL_EXPECTS(
+      fixed == 0 || fixed == ranks,
+      "cannot split global cells " + triple(global_cells) + " over " + std::to_string(ranks) +
+          " ranks: an axis of one cell takes one rank" +
+          (fixed > 1 ? " and --dims fixes the others" : "") + ", so the grid takes " +
+          (fixed > ranks ? "more than " + std::to_string(ranks) : std::to_string(fixed)) +
+          " rank(s); run on that many ranks or give a larger grid");
   dims = choose_dims(ranks, global_cells, halo, dims);
   check_extents(global_cells, halo, dims);
   return dims;

@@ -1,22 +1,30 @@
 #include "funnel/trace/trace_recorder.hpp"
 
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
 
-#include "funnel/detail/json_escape.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel {
 namespace {
 
-// Microseconds with nanosecond resolution, never in exponent form (viewers expect plain numbers).
-std::string micros(double us) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.3f", us);
-  return text;
+using json = nlohmann::ordered_json;
+
+// Microseconds rounded to nanoseconds: the shortest text of such a number has at most three
+// decimals, so a long trace stays compact.
+double micros(double us) { return std::round(us * 1000.0) / 1000.0; }
+
+// Appends one event to a comma-separated list (one event per line). Invalid UTF-8 in a name
+// becomes U+FFFD rather than an exception while a trace is written.
+void append_event(std::string& out, const json& event) {
+  if (!out.empty()) out += ",\n";
+  out += event.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 void write_document(std::ostream& out, const std::vector<std::string>& fragments) {
@@ -37,6 +45,17 @@ void write_document_file(const std::string& path, const std::vector<std::string>
   write_document(file, fragments);
   file.flush();
   FUNNEL_SYSTEM_CHECK(!file, "write", "trace file '" + path + "'");
+}
+
+// Collective: rank 0's errno (0: success) goes to every rank, which all throw the same
+// funnel::system_error when it is not 0.
+void agree_on_failure(MPI_Comm comm, int failure, const char* call, const std::string& path) {
+  FUNNEL_MPI_TRY(MPI_Bcast(&failure, 1, MPI_INT, 0, comm), "trace_recorder::write_gathered");
+  if (failure != 0) {
+    throw system_error(
+        "trace file '" + path + "': " + call + " failed on rank 0: " + std::strerror(failure),
+        failure);
+  }
 }
 
 }  // namespace
@@ -72,28 +91,37 @@ double trace_recorder::to_us(std::chrono::steady_clock::time_point t) const noex
 }
 
 std::string trace_recorder::events_json() const {
-  std::ostringstream out;
-  const std::string pid = std::to_string(process_id_);
-  out << R"({"name":"process_name","ph":"M","pid":)" << pid << R"(,"args":{"name":)"
-      << detail::json_quote(process_name_) << "}}";
+  std::string out;
+  append_event(out, {{"name", "process_name"},
+                     {"ph", "M"},
+                     {"pid", process_id_},
+                     {"args", {{"name", process_name_}}}});
   for (std::size_t t = 0; t < tracks_.size(); ++t) {
-    out << ",\n"
-        << R"({"name":"thread_name","ph":"M","pid":)" << pid << ",\"tid\":" << t
-        << R"(,"args":{"name":)" << detail::json_quote(tracks_[t]) << "}},\n"
-        << R"({"name":"thread_sort_index","ph":"M","pid":)" << pid << ",\"tid\":" << t
-        << R"(,"args":{"sort_index":)" << t << "}}";
+    append_event(out, {{"name", "thread_name"},
+                       {"ph", "M"},
+                       {"pid", process_id_},
+                       {"tid", t},
+                       {"args", {{"name", tracks_[t]}}}});
+    append_event(out, {{"name", "thread_sort_index"},
+                       {"ph", "M"},
+                       {"pid", process_id_},
+                       {"tid", t},
+                       {"args", {{"sort_index", t}}}});
   }
+  // One event object, its members overwritten per span: no allocation of the keys per span.
+  json event = {{"name", ""}, {"cat", "funnel"}, {"ph", "X"},  {"pid", process_id_},
+                {"tid", 0},   {"ts", 0.0},       {"dur", 0.0}, {"args", json::object()}};
   for (const auto& span : spans_) {
-    out << ",\n{\"name\":" << detail::json_quote(span.name) << R"(,"cat":"funnel","ph":"X","pid":)"
-        << pid << ",\"tid\":" << span.track << ",\"ts\":" << micros(span.start_us)
-        << ",\"dur\":" << micros(span.duration_us) << ",\"args\":{";
-    for (std::size_t a = 0; a < span.args.size(); ++a) {
-      out << (a == 0 ? "" : ",") << detail::json_quote(span.args[a].key) << ":"
-          << span.args[a].value;
-    }
-    out << "}}";
+    event["name"] = span.name;
+    event["tid"] = span.track;
+    event["ts"] = micros(span.start_us);
+    event["dur"] = micros(span.duration_us);
+    json& args = event["args"];
+    args.clear();
+    for (const auto& arg : span.args) args[arg.key] = arg.value;
+    append_event(out, event);
   }
-  return out.str();
+  return out;
 }
 
 void trace_recorder::write(std::ostream& out) const { write_document(out, {events_json()}); }
@@ -107,6 +135,17 @@ void trace_recorder::write_gathered(MPI_Comm comm, const std::string& path) cons
   int size = 1;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "trace_recorder::write_gathered");
   FUNNEL_MPI_TRY(MPI_Comm_size(comm, &size), "trace_recorder::write_gathered");
+  // Rank 0 opens the file before anything is gathered, and every rank learns whether it could:
+  // a path that cannot be written fails the call on every rank, so none is left waiting in a
+  // collective that rank 0 never reaches.
+  std::ofstream file;
+  int failure = 0;
+  if (rank == 0) {
+    file.open(path, std::ios::out | std::ios::trunc);
+    if (!file) failure = errno != 0 ? errno : EIO;
+  }
+  agree_on_failure(comm, failure, "open", path);
+
   const std::string mine = events_json();
   int length = static_cast<int>(mine.size());
   std::vector<int> lengths(static_cast<std::size_t>(rank == 0 ? size : 0));
@@ -122,12 +161,18 @@ void trace_recorder::write_gathered(MPI_Comm comm, const std::string& path) cons
   FUNNEL_MPI_TRY(MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(), lengths.data(),
                              displacements.data(), MPI_CHAR, 0, comm),
                  "trace_recorder::write_gathered events");
-  if (rank != 0) return;
-  std::vector<std::string> fragments;
-  for (std::size_t r = 0; r < lengths.size(); ++r) {
-    fragments.emplace_back(all.data() + displacements[r], static_cast<std::size_t>(lengths[r]));
+  if (rank == 0) {
+    std::vector<std::string> fragments;
+    for (std::size_t r = 0; r < lengths.size(); ++r) {
+      fragments.emplace_back(all.data() + displacements[r], static_cast<std::size_t>(lengths[r]));
+    }
+    errno = 0;
+    write_document(file, fragments);
+    file.flush();
+    if (!file) failure = errno != 0 ? errno : EIO;
   }
-  write_document_file(path, fragments);
+  // A full disk is the job's error too: every rank throws it.
+  agree_on_failure(comm, failure, "write", path);
 }
 
 }  // namespace funnel

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <optional>
+#include <string>
+#include <vector>
 
 namespace funnel::kokkos {
 
@@ -16,6 +18,9 @@ namespace funnel::kokkos {
  * binding made current, e.g. the GPU `funnel-run` picked), or `device` when given, so Kokkos
  * uses the context funnel already holds instead of picking a device of its own. An application
  * that initialised Kokkos itself keeps its settings; the guard then does nothing.
+ *
+ * Command-line options of Kokkos (`--kokkos-threads=4`, `--kokkos-help`, ...) can be passed
+ * through; `--kokkos-device-id` given there wins over the device above.
  *
  * Non-copyable, non-movable: create one in `main`, after MPI_Init and the binding, and before
  * any funnel Kokkos kernel; it must die before MPI_Finalize.
@@ -29,6 +34,15 @@ class scope_guard {
    * (Kokkos cannot be initialised twice in a process)
    */
   explicit scope_guard(std::optional<int> device = std::nullopt);
+  /**
+   * @param kokkos_arguments Kokkos' command-line options, each `--kokkos-NAME[=VALUE]`
+   * @param device as above
+   * @throw funnel::invalid_argument (Kokkos left uninitialised) when this Kokkos does not know
+   * or cannot read one of the options, naming it
+   * @throw funnel::unsupported as above
+   */
+  explicit scope_guard(const std::vector<std::string>& kokkos_arguments,
+                       std::optional<int> device = std::nullopt);
   /// @brief Finalises Kokkos when this guard initialised it (never throws).
   ~scope_guard();
   scope_guard(const scope_guard&) = delete;
@@ -38,6 +52,15 @@ class scope_guard {
 
   /// @brief True when this guard called Kokkos::initialize (and will call finalize).
   [[nodiscard]] bool initialized_here() const noexcept { return initialized_here_; }
+
+  /// @brief True when Kokkos has its CUDA backend, so funnel's Kokkos kernels run on CUDA streams.
+  [[nodiscard]] static bool has_cuda() noexcept;
+  /**
+   * @brief The Kokkos version and the execution space funnel's Kokkos kernels use on a CUDA
+   * stream or on the host stream, e.g. "Kokkos 3.4.1 Serial" (callable before initialisation).
+   * @param cuda_stream the kernels run on CUDA streams (Kokkos::Cuda)
+   */
+  [[nodiscard]] static std::string execution_space(bool cuda_stream);
 
  private:
   bool initialized_here_ = false;

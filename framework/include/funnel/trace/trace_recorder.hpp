@@ -75,9 +75,13 @@ class trace_recorder {
   void write_file(const std::string& path) const;
   /**
    * @brief Collective: rank 0 of `comm` writes every rank's timeline into one file.
+   *
+   * Rank 0 opens the file before the timelines are gathered; whether it could open and write
+   * it is shared with every rank, so a failure throws the same error on all of them.
    * @param comm communicator whose ranks all call this
    * @param path file written by rank 0
-   * @throw funnel::mpi_error on MPI failure, funnel::system_error when rank 0 cannot write
+   * @throw funnel::mpi_error on MPI failure; funnel::system_error on every rank when rank 0
+   * cannot open or write the file
    */
   void write_gathered(MPI_Comm comm, const std::string& path) const;
 
