@@ -43,8 +43,8 @@ namespace funnel {
  * The constructor and close() are collective over the decomposition's communicator; the
  * destructor is not, so a run that goes on after an error thrown by an exchange (rather than
  * ending the job) must call close() on every rank first: CUDA forbids freeing memory that
- * another process still maps. Fields must be allocations of `pool` with the decomposition's layout and
- * stay allocated until close(). The ghosts of the field given to begin() may be overwritten by
+ * another process still maps. Fields must be allocations of `pool` with the decomposition's layout
+ * and stay allocated until close(). The ghosts of the field given to begin() may be overwritten by
  * the neighbours once the stream given to the *next* begin() reaches that call, so work that
  * reads the ghosts must be ordered before it on that stream. Move-only.
  */
