@@ -160,7 +160,8 @@ class heat3d_solver final : public solver {
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
                    streamed_settings_of(setup));
     } else {
-      return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo);
+      return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
+                   setup.opts->halo_overlap);
     }
   }
 

@@ -72,6 +72,7 @@ struct raw_options {
   std::string kernel;
   std::string mode = "resident";
   std::string halo = "auto";
+  std::string halo_overlap = "on";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -164,6 +165,13 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--halo", raw.halo, "halo path (auto: IPC to ranks on this GPU, MPI otherwise)")
       ->type_name("auto|ipc|mpi")
       ->check(app::one_of({"auto", "ipc", "mpi"}))
+      ->group(execution);
+  app.add_option("--halo-overlap", raw.halo_overlap,
+                 "resident mode: on (default): the inner cells update while the faces travel; "
+                 "off: the exchange, then one update of every cell (fewer kernels per step: "
+                 "faster when many ranks split a small grid on one GPU, docs/performance.md)")
+      ->type_name("on|off")
+      ->check(app::one_of({"on", "off"}))
       ->group(execution);
   app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
       ->type_name("PX,PY[,PZ]")
@@ -304,6 +312,12 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   if (!raw.kernel.empty()) o.kernel = raw.kernel;
   o.mode = raw.mode == "streamed" ? run_mode::streamed : run_mode::resident;
   o.halo = raw.halo;
+  o.halo_overlap = raw.halo_overlap == "on";
+  if (o.mode == run_mode::streamed && !o.halo_overlap) {
+    throw invalid_argument(
+        "--halo-overlap off: applies to --mode resident only (the streamed mode overlaps its "
+        "chunks instead)");
+  }
   if (!raw.dims.empty()) {
     const index3 d = parse_triple("--dims", raw.dims, "PX,PY[,PZ]");
     for (int a = 0; a < 3; ++a) o.dims[a] = static_cast<int>(d[a]);
@@ -466,6 +480,7 @@ std::string to_config_text(const options& o) {
   if (o.kernel) out << "kernel = " << *o.kernel << "\n";
   out << "mode = " << to_string(o.mode) << "\n";
   out << "halo = " << o.halo << "\n";
+  out << "halo-overlap = " << (o.halo_overlap ? "on" : "off") << "\n";
   out << "dims = " << triple(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";

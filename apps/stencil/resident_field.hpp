@@ -7,7 +7,6 @@
 
 #include <array>
 #include <cstddef>
-#include <cstdlib>
 #include <functional>
 #include <string>
 #include <utility>
@@ -66,16 +65,18 @@ class resident_field {
    * @param decomposition the split (outlives this object)
    * @param pool the pool both buffers come from (outlives this object)
    * @param halo_method --halo value
+   * @param overlap --halo-overlap: update the inner cells while the faces travel (else the
+   *        exchange, then one update of every cell)
    * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
-                 memory_pool& pool, const std::string& halo_method)
-      : overlap_(choose_overlap()),
+                 memory_pool& pool, const std::string& halo_method, bool overlap)
+      : overlap_(overlap),
         backend_(backend),
         pool_(&pool),
         layout_(decomposition.layout()),
         compute_(backend),
-        halo_stream_(backend, halo_priority()),
+        halo_stream_(backend, stream_priority::high),
         output_(backend),
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
@@ -304,20 +305,6 @@ class resident_field {
 
   static void mark(step_slot& slot, std::size_t which, stream_view on) {
     if (slot.timed) slot.marks[which].record(on);
-  }
-
-  // FUNNEL_HALO_STREAM_PRIORITY=normal: the halo stream without high priority (measurement
-  // switch).
-  static stream_priority halo_priority() {
-    const char* value = std::getenv("FUNNEL_HALO_STREAM_PRIORITY");
-    return value != nullptr && std::string(value) == "normal" ? stream_priority::normal
-                                                              : stream_priority::high;
-  }
-
-  // FUNNEL_STENCIL_OVERLAP=off: no split into inner and boundary updates (measurement switch).
-  static bool choose_overlap() {
-    const char* value = std::getenv("FUNNEL_STENCIL_OVERLAP");
-    return value == nullptr || std::string(value) != "off";
   }
 
   // The faces whose ghosts the exchange writes: every face with a neighbour (itself, on a

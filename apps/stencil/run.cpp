@@ -338,6 +338,7 @@ int run_steps(const steps_context& c) {
   summary.backend = to_string(backend);
   summary.kernel = kernel;
   summary.mode = to_string(opts.mode);
+  summary.halo_overlap = opts.halo_overlap ? "on" : "off";
   summary.ranks = decomposition.size();
   summary.nodes = nodes;
   summary.dims = decomposition.dims();

@@ -98,6 +98,7 @@ std::string to_json(const run_summary& s) {
   j["backend"] = s.backend;
   j["kernel"] = s.kernel;
   j["mode"] = s.mode;
+  j["halo_overlap"] = s.halo_overlap;
   j["ranks"] = s.ranks;
   j["nodes"] = s.nodes;
   j["decomposition"] = s.dims;

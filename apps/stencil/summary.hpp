@@ -45,6 +45,7 @@ struct run_summary {
   std::string backend;                      ///< host | cuda
   std::string kernel;                       ///< cuda | host | kokkos
   std::string mode;                         ///< resident | streamed
+  std::string halo_overlap;                 ///< on | off (--halo-overlap; resident mode)
   int ranks = 1;                            ///< MPI ranks
   int nodes = 1;                            ///< nodes (shared-memory domains)
   std::array<int, 3> dims{1, 1, 1};         ///< ranks along x, y, z

@@ -108,6 +108,11 @@ def si(value):
     return f"{v:.4g}{prefixes[p]}"
 
 
+# The line from which a hand-written part of docs/performance.md starts (runs that are not
+# funnel-bench JSON: scripts/gpu/dense-sharing.sh, resident-steps.sh); --keep carries it over.
+KEEP_MARKER = "<!-- hand-written from here on: kept by report.py --keep -->"
+
+
 def merge(paths):
     """One benchmark entry per name: the first file where it ran, else the first mention."""
     docs = []
@@ -193,7 +198,18 @@ def main():
                         help="path of --images as seen from the markdown file (default "
                              "performance, i.e. docs/performance from docs/performance.md)")
     parser.add_argument("--no-plots", action="store_true", help="draw and link no plots")
+    parser.add_argument("--keep", metavar="FILE",
+                        help="carry over the hand-written part of FILE (e.g. the current "
+                             "docs/performance.md): everything from its line '" + KEEP_MARKER +
+                             "' on")
     a = parser.parse_args()
+    kept = []
+    if a.keep:
+        with open(a.keep) as f:
+            lines = f.read().splitlines()
+        if KEEP_MARKER not in lines:
+            parser.error(f"{a.keep}: no line '{KEEP_MARKER}' to keep from")
+        kept = [""] + lines[lines.index(KEEP_MARKER):]
     for p in a.json:
         if not os.path.exists(p):
             parser.error(f"{p}: no such file")
@@ -218,7 +234,8 @@ def main():
             "so run it on `nvidia-h200-x2` and pass both files):", "",
             "```sh",
             "scripts/gpu/run-all.sh build,bench            # on the GPU machine: gpu-out/bench.json",
-            "scripts/bench/report.py gpu-out/bench.json > docs/performance.md",
+            "scripts/bench/report.py --keep docs/performance.md gpu-out/bench.json > new.md "
+            "&& mv new.md docs/performance.md",
             "# with the two-GPU run: report.py gpu-out/bench.json gpu-out-x2/bench.json > ...",
             "```", "",
             "Each benchmark runs its baseline and funnel back to back in one process tree "
@@ -270,7 +287,7 @@ def main():
         for png in PLOTS[n]:
             if png in drawn:
                 out += [f"![{png}]({a.link}/{png})", ""]
-    print("\n".join(out))
+    print("\n".join(out + kept))
     return 0
 
 

@@ -108,7 +108,10 @@ start_daemon() {
 # stop_daemon PIPE_DIR: quit, and wait (15 s at most) for the daemon to be gone.
 stop_daemon() {
   local pipe=$1 pid="" deadline=$((SECONDS + 15))
-  [[ -e ${pipe}/nvidia-cuda-mps-control.pid ]] && read -r pid <"${pipe}/nvidia-cuda-mps-control.pid"
+  # The pid file may end without a newline: read then fails although it set pid.
+  if [[ -e ${pipe}/nvidia-cuda-mps-control.pid ]]; then
+    read -r pid <"${pipe}/nvidia-cuda-mps-control.pid" || true
+  fi
   CUDA_MPS_PIPE_DIRECTORY=${pipe} timeout 10 nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
   while [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null && ((SECONDS < deadline)); do sleep 0.1; done
   if [[ -n ${pid} ]] && kill -0 "${pid}" 2>/dev/null; then kill -KILL "${pid}" 2>/dev/null || true; fi

@@ -6,7 +6,7 @@
 #   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
 #   measure   through funnel-run with MPS, one run each, summary seconds:
 #             heat3d float 768x96x96, 500 steps, split along x on 1, 2, 4, 8, 16, 32 ranks,
-#             with and without overlap (FUNNEL_STENCIL_OVERLAP=off), and the same boxes as
+#             with --halo-overlap on and off, and the same boxes as
 #             independent one-rank runs sharing the GPU (no coupling: the floor);
 #             heat3d float 512^3, 200 steps, 1 and 8 ranks (both modes);
 #             jacobi2d 16384^2, norm every iteration, 300 iterations: 1 rank, 8 ranks IPC,
@@ -94,16 +94,14 @@ independent() {
   python3 -c "import json,glob,sys; print(max(json.load(open(f))['time_s'] for f in glob.glob(sys.argv[1] + '.*.json')))" "${out}/${name}" 2>/dev/null || echo FAIL
 }
 
-# variants NAME RANKS ARGS...: one run per way of running the steps (overlap with a
-# high-priority halo stream, overlap with a normal one, no overlap); prints "hi normal none".
+# variants NAME RANKS ARGS...: one run per --halo-overlap choice; prints "on off".
 variants() {
   local name=$1 ranks=$2
   shift 2
-  local hi normal none
-  hi=$(stencil "${name}-hi" "${ranks}" "$@")
-  normal=$(FUNNEL_HALO_STREAM_PRIORITY=normal stencil "${name}-normal" "${ranks}" "$@")
-  none=$(FUNNEL_STENCIL_OVERLAP=off stencil "${name}-none" "${ranks}" "$@")
-  echo "${hi} ${normal} ${none}"
+  local on off
+  on=$(stencil "${name}-on" "${ranks}" "$@" --halo-overlap on)
+  off=$(stencil "${name}-off" "${ranks}" "$@" --halo-overlap off)
+  echo "${on} ${off}"
 }
 
 # ratios ONE "A B C": each of A B C as a fraction of one rank's time ONE
@@ -117,7 +115,7 @@ stage_measure() {
   local one t r
   local small=(--n 768,96,96 --dtype float --steps 500)
   one=$(stencil small-1 1 "${small[@]}" --dims 1,1,1)
-  record "768x96x96 float, 1 rank" "${one} s (fractions below: overlap-high overlap-normal none)"
+  record "768x96x96 float, 1 rank" "${one} s (fractions below: --halo-overlap on, off)"
   for r in 2 4 8 16 32; do
     t=$(variants "small-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
     record "768x96x96 float, ${r} ranks" "$(ratios "${one}" "${t}") (${t} s)"

@@ -90,6 +90,7 @@ def stencil_recipe(option, choice, workdir):
         "--kernel": (["--backend", "cuda"] if choice == "cuda" else [], choice == "cuda", "kernel"),
         "--mode": ([], False, "mode"),
         "--halo": ([], False, None),
+        "--halo-overlap": ([], False, "halo_overlap"),
         "--dtype": ([], False, "dtype"),
         "--output-overlap": (["--output-every", "1", "--output-dir",
                               os.path.join(workdir, f"out-{choice}")], False, None),
