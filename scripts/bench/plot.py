@@ -77,8 +77,9 @@ def plot_share(plt, bench, out):
 
 def plot_stencil(plt, bench, out):
     resident = [c for c in bench["raw"].get("resident", []) if "stencil_bytes_per_s" in c]
-    shared = bench["raw"].get("shared", {}).get("runs", [])
-    if not resident and not shared:
+    splits = {key: bench["raw"].get(key, {}) for key in ("shared", "split")}
+    splits = {key: s for key, s in splits.items() if s.get("runs")}
+    if not resident and not splits:
         return []
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     ax = axes[0]
@@ -94,17 +95,19 @@ def plot_stencil(plt, bench, out):
     ax.set_title("resident heat3d vs device copy")
     ax.legend()
     ax = axes[1]
-    if shared:
-        ranks = [r["ranks"] for r in shared]
-        ax.plot(ranks, [r["cell_updates_per_s"] for r in shared], marker="o",
-                label="N ranks, one grid")
-        one = next((r["cell_updates_per_s"] for r in shared if r["ranks"] == 1), None)
-        if one:
-            ax.axhline(one, linestyle="--", color="gray", label="1 rank owns the grid")
+    for key, split in splits.items():
+        runs = split["runs"]
+        one = next((r["cell_updates_per_s"] for r in runs if r["ranks"] == 1), None)
+        if not one:
+            continue
+        ax.plot([r["ranks"] for r in runs], [r["cell_updates_per_s"] / one for r in runs],
+                marker="o", label=split.get("grid", key))
+    if splits:
+        ax.axhline(1.0, linestyle="--", color="gray", label="1 rank owns the grid")
         ax.set_xscale("log", base=2)
         ax.legend()
     ax.set_xlabel("ranks on one GPU")
-    ax.set_ylabel("cell-updates/s")
+    ax.set_ylabel("fraction of one rank's cell-updates/s")
     ax.set_title("ranks splitting one grid")
     return [save(plt, fig, out, "stencil.png")]
 

@@ -62,11 +62,13 @@ LIMITS = {
         "all peaked at 0.85-0.87 for float. Rows of n + 2 elements start 8-byte but not 16-byte "
         "aligned, so float cannot use 16-byte loads: padding rows to 16 bytes (a field_layout "
         "change) with float4 loads, or a shared-memory 2.5D tile, are the next steps.",
-    ("stencil", "ranks share"):
-        "Each rank's step is one inner kernel, six face kernels and an IPC handshake per "
-        "neighbour; the handshake's latency is fixed while the kernels shrink with the box (2 "
-        "ranks 0.99, 4 ranks 0.94, 8 ranks 0.77 in this run). A device-side handshake or a CUDA "
-        "graph per step would close it.",
+    ("stencil", "ranks split"):
+        "Between ranks on one GPU the faces travel GPU-ordered (IPC, stream memory operations: "
+        "the host only enqueues), so what is left is the kernels themselves: each rank's step "
+        "is a few small kernels (faces, boundary slabs, inner update), and with N ranks on one "
+        "GPU a step costs about N x 2.75 us of launch and scheduling however little each does "
+        "(measured, docs/performance.md). --halo-overlap off launches fewer; a CUDA graph per "
+        "block of steps, or one kernel for all of a rank's faces, are the next steps.",
     ("pipeline", "serial / pipelined"):
         "The speed-up is at most (T_H2D + T_kernel + T_D2H) / max(...); with copies dominating "
         "it cannot exceed about 2. Check that both copy directions overlap (bidirectional rate).",
