@@ -54,9 +54,13 @@ class device_array {
   device_array(const device_array&) = delete;
   device_array& operator=(const device_array&) = delete;
   [[nodiscard]] T* get() const { return p_; }
+  // cudaMemcpy from pageable memory may return before its DMA has landed, and the tests'
+  // streams are non-blocking (no order with the legacy stream the copy runs on): wait for it,
+  // or a kernel may read the old contents, or the poison land on its results.
   void upload(const std::vector<T>& host) {
     FUNNEL_CUDA_TRY(cudaMemcpy(p_, host.data(), count_ * sizeof(T), cudaMemcpyHostToDevice),
                     "kernels_gpu test");
+    FUNNEL_CUDA_TRY(cudaDeviceSynchronize(), "kernels_gpu test");
   }
   [[nodiscard]] std::vector<T> download() const {
     std::vector<T> host(count_);
