@@ -47,6 +47,9 @@ latest_of() { cat "$1/latest" 2>/dev/null || echo none; }
 full_fs() {
   local ranks=$1 mnt rc
   mnt=$(mktemp -d /tmp/funnel-io-fullfs.XXXXXX)
+  # The mount ends with this namespace; the directory under it must go too.
+  # shellcheck disable=SC2064 # mnt is meant to be expanded now
+  trap "umount '${mnt}' 2>/dev/null; rmdir '${mnt}' 2>/dev/null" EXIT
   mount -t tmpfs -o size=24m tmpfs "${mnt}"
   rc=$(stencil "${out}/fullfs-${ranks}-first.log" "${ranks}" --steps 4 --checkpoint-every 2 \
     --checkpoint-dir "${mnt}/ckpt")
