@@ -158,7 +158,16 @@ int run_benchmarks(const std::vector<const fb::benchmark*>& chosen, const fb::op
     std::cout << "  note: host backend: the goals are stated for an H100, so 'met?' reads n/a; "
                  "these figures check the plumbing, not funnel's speed\n";
   }
-  std::cout << "  side files: " << ctx.output_dir << '\n';
+  // Nothing ran that wrote a side file (e.g. every benchmark refused its options): no empty
+  // folder is left behind.
+  std::error_code ec;
+  if (std::filesystem::is_empty(ctx.output_dir, ec) && !ec &&
+      std::filesystem::remove(ctx.output_dir, ec)) {
+    std::cout << "  side files: none\n";
+    doc["side_files"] = nullptr;
+  } else {
+    std::cout << "  side files: " << ctx.output_dir << '\n';
+  }
   if (!json_path.empty()) {
     fb::write_json_file(json_path, doc);
     std::cout << "  JSON: " << json_path << '\n';
