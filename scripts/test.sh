@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI): installs the dependencies, builds funnel with its
 # tests, runs them (GPU tests report "skipped" without a GPU), checks the serial-HDF5 variant,
-# installs funnel and builds the downstream example against it, and checks the formatting.
+# installs funnel, builds the downstream examples against it and runs them (examples/advect under
+# mpirun through funnel-run), and checks the formatting.
 # The last line is "tests: N passed, N failed, N skipped".
 set -euo pipefail
 
@@ -70,6 +71,34 @@ cmake --install "${build}" >/dev/null
 cmake -S examples/consumer -B "${build}/consumer" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
 cmake --build "${build}/consumer"
 "${build}/consumer/funnel-consumer"
+
+step "downstream example: examples/advect under mpirun + the installed funnel-run"
+cmake -S examples/advect -B "${build}/advect" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
+cmake --build "${build}/advect"
+advect() {  # advect RANKS ARGS...: the example on the host backend, as a user's job would run it
+  local ranks=$1
+  shift
+  env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe \
+    OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1 \
+    mpirun -np "${ranks}" "${build}/install/bin/funnel-run" -- "${build}/advect/funnel-advect" \
+    --backend host "$@"
+}
+# Each run checks that the mass is conserved; the 3-rank run also that its field's norm is the
+# one rank's, and the prime split of a grid one cell thick runs too.
+one_rank=$(advect 1)
+echo "${one_rank}"
+norm=$(sed -n 's/.*L2 norm \([^ ]*\)$/\1/p' <<<"${one_rank}")
+[[ -n ${norm} ]] || { echo "test.sh: funnel-advect printed no L2 norm"; exit 1; }
+advect 3 --expect-norm "${norm}"
+advect 3 --cells 40,24,1
+# The checks can fail: a wrong expected norm must end the job with status 1, bad input with 2.
+status=0
+advect 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
+[[ ${status} -eq 1 ]] || { echo "test.sh: funnel-advect accepted a wrong norm (status ${status})"; exit 1; }
+status=0
+"${build}/advect/funnel-advect" --cells 0,8,8 >/dev/null 2>&1 || status=$?
+[[ ${status} -eq 2 ]] || { echo "test.sh: funnel-advect --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
 
 step "tests (serial-HDF5 io tests)"
 ctest --test-dir "${serial}" -L io --output-on-failure -j "${jobs}" \
