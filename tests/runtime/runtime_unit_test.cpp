@@ -13,6 +13,7 @@
 
 #include "funnel/error.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "funnel/runtime/detail/backend_checks.hpp"
 #include "funnel/runtime/detail/gpu_uuid.hpp"
 #include "funnel/runtime/device.hpp"
 #include "funnel/runtime/event.hpp"
@@ -468,6 +469,17 @@ TEST(Backend, ExplicitCudaWithoutGpuIsUnsupportedWithAReason) {
   const auto msg = message_of<unsupported>([] { (void)select_backend("cuda"); });
   EXPECT_TRUE(contains(msg, "backend 'cuda' requested")) << msg;
   EXPECT_EQ(select_backend("auto"), host);
+}
+
+// "auto" falls back to the host only when there is no GPU; an MPS refusal (805-810), a device
+// in use (46) or an allocation failure of the context (2) must stop the rank instead.
+TEST(Backend, OnlyNoDeviceOrNoDriverMeansNoGpu) {
+  if (!cuda_compiled()) GTEST_SKIP() << "no CUDA in this build";
+  EXPECT_TRUE(detail::cuda_error_means_no_gpu(100));  // cudaErrorNoDevice
+  EXPECT_TRUE(detail::cuda_error_means_no_gpu(35));   // cudaErrorInsufficientDriver
+  for (const int refused : {2, 3, 46, 805, 806, 807, 808, 809, 810}) {
+    EXPECT_FALSE(detail::cuda_error_means_no_gpu(refused)) << refused;
+  }
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ enum class backend_kind { host, cuda };
  * @return the backend to use
  * @throw funnel::invalid_argument for any other string
  * @throw funnel::unsupported when "cuda" is asked for but not compiled in or no device is present
+ * @throw funnel::cuda_error ("auto" and "cuda") when the CUDA runtime cannot count the devices
+ * for another reason than "no GPU or no driver here", e.g. an MPS server that refuses this client:
+ * such a rank must not quietly run on the host while the others use the GPU
  */
 [[nodiscard]] backend_kind select_backend(std::string_view request);
 

@@ -22,6 +22,15 @@ namespace funnel::detail {
 void require_cuda(std::string_view what);
 
 /**
+ * @brief Whether a cudaGetDeviceCount error means "no GPU here" (no device, no or too old a
+ * driver) rather than a failure the user must see (e.g. an MPS server refusing the client).
+ * @param code a cudaError_t value as an int
+ * @return true for cudaErrorNoDevice and cudaErrorInsufficientDriver; false for every other
+ * code, and always false in a build without CUDA
+ */
+[[nodiscard]] bool cuda_error_means_no_gpu(int code) noexcept;
+
+/**
  * @brief Checks that two objects belong to the same backend.
  * @param what the operation, e.g. "funnel::event::record"
  * @param expected the backend of the object the operation acts on
