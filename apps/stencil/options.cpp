@@ -1,6 +1,7 @@
 #include "options.hpp"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -8,15 +9,29 @@
 #include "cli_support.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
+#include "funnel/io/regular_file.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "key_value_config.hpp"
-#include "user_files.hpp"
 
 namespace funnel::stencil {
 namespace {
 
 /// The largest --config file read (a config is a few dozen short lines).
 constexpr std::size_t config_max_bytes = std::size_t{1} << 20;
+
+/// The text of the --config file. Every refusal is a usage error (the user named the wrong
+/// file); a system error is told by its reason alone, without the library's source location.
+std::string read_config_file(const std::string& path) {
+  try {
+    return io::read_regular_file(path, config_max_bytes, "--config");
+  } catch (const system_error& e) {
+    throw invalid_argument("--config " +
+                           app::not_valid(path, std::string("a readable regular file (") +
+                                                    std::strerror(e.errnum()) + ")"));
+  } catch (const error& e) {
+    throw invalid_argument(e.what());
+  }
+}
 
 /// multi-gpu-programming-models' Jacobi spellings -> the long names they stand for.
 const std::vector<std::pair<std::string, std::string>>& jacobi_spellings() {
@@ -395,7 +410,7 @@ options parse_options(const std::vector<std::string>& args) {
   }
   app::reject_extras(app, "funnel-stencil --help");
   if (!raw.config.empty()) {
-    const std::string text = app::read_input_file("--config", raw.config, config_max_bytes);
+    const std::string text = read_config_file(raw.config);
     // Every line of the file is checked on an app of its own first (CLI11 skips the lines of
     // options the command line gives), then merged: the command line wins.
     CLI::App file_only("funnel-stencil", "funnel-stencil");

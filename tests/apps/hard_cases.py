@@ -94,8 +94,9 @@ def case_config_files(ctx, ranks):
     big = os.path.join(ctx.workdir, "big.conf")
     with open(big, "w") as f:
         f.write("# padding\n" * 150000)  # 1.5 MB of comments: over the 1 MiB cap
-    for path, kind in ((fifo, "a FIFO"), (ctx.workdir, "a directory"), ("/dev/zero", "a device"),
-                       ("/dev/null", "a device"), (big, "bytes")):
+    for path, kind in ((fifo, "a FIFO"), (ctx.workdir, "a directory"),
+                       ("/dev/zero", "a character device"), ("/dev/null", "a character device"),
+                       (big, "bytes")):
         expect_one_line(f"--config {path}", run(ctx, ranks, TINY + ["--config", path]), 2,
                         ["--config", kind])
     good = os.path.join(ctx.workdir, "good.conf")

@@ -167,26 +167,28 @@ unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
 }
 
 std::string read_regular_at(int dir, const std::string& name, const std::string& shown,
-                            std::size_t max_bytes, bool follow_links) {
+                            std::size_t max_bytes, bool follow_links, const std::string& what) {
+  // Every message names the file alike: 'PATH', or e.g. --config 'PATH'.
+  const std::string named = (what.empty() ? std::string{} : what + " ") + "'" + shown + "'";
   const int no_follow = follow_links ? 0 : AT_SYMLINK_NOFOLLOW;
   struct stat before {};
-  FUNNEL_SYSTEM_CHECK(::fstatat(dir, name.c_str(), &before, no_follow) != 0, "stat", shown);
+  FUNNEL_SYSTEM_CHECK(::fstatat(dir, name.c_str(), &before, no_follow) != 0, "stat", named);
   if (!S_ISREG(before.st_mode)) {
-    throw error("'" + shown + "' is " + file_type_name(before.st_mode) + ", not a regular file" +
+    throw error(named + " is " + file_type_name(before.st_mode) + ", not a regular file" +
                 (S_ISLNK(before.st_mode) ? " (not followed here)" : ""));
   }
   const unique_fd fd(::openat(dir, name.c_str(),
                               O_RDONLY | O_NONBLOCK | O_CLOEXEC | (follow_links ? 0 : O_NOFOLLOW)));
-  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", shown);
+  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", named);
   struct stat opened {};
-  FUNNEL_SYSTEM_CHECK(::fstat(fd.get(), &opened) != 0, "stat", shown);
+  FUNNEL_SYSTEM_CHECK(::fstat(fd.get(), &opened) != 0, "stat", named);
   if (!S_ISREG(opened.st_mode) || opened.st_ino != before.st_ino ||
       opened.st_dev != before.st_dev) {
-    throw error("'" + shown + "' changed while it was opened: it is " +
-                file_type_name(opened.st_mode) + " now");
+    throw error(named + " changed while it was opened: it is " + file_type_name(opened.st_mode) +
+                " now");
   }
   if (static_cast<std::uint64_t>(opened.st_size) > max_bytes) {
-    throw error("'" + shown + "' has " + std::to_string(opened.st_size) + " bytes; at most " +
+    throw error(named + " has " + std::to_string(opened.st_size) + " bytes; at most " +
                 std::to_string(max_bytes) + " are read");
   }
   std::string contents;
@@ -194,12 +196,11 @@ std::string read_regular_at(int dir, const std::string& name, const std::string&
   for (;;) {
     const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
-    FUNNEL_SYSTEM_CHECK(n < 0, "read", shown);
+    FUNNEL_SYSTEM_CHECK(n < 0, "read", named);
     if (n == 0) break;
     contents.append(buffer, static_cast<std::size_t>(n));
     if (contents.size() > max_bytes) {
-      throw error("'" + shown + "' grew past " + std::to_string(max_bytes) +
-                  " bytes while it was read");
+      throw error(named + " grew past " + std::to_string(max_bytes) + " bytes while it was read");
     }
   }
   return contents;

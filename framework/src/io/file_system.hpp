@@ -59,9 +59,10 @@ class unique_fd {
  * @param shown how the file is named in messages
  * @param max_bytes larger files are refused
  * @param follow_links false: a symbolic link `name` is refused, not followed
+ * @param what put before the file's name in messages (e.g. "--config"); empty: none
  */
 std::string read_regular_at(int dir, const std::string& name, const std::string& shown,
-                            std::size_t max_bytes, bool follow_links);
+                            std::size_t max_bytes, bool follow_links, const std::string& what = {});
 
 /// @brief Throws funnel::error "'<path>' (<what>) is <type>, not a regular file" unless `path` is
 /// a regular file (links followed when `follow_links`); funnel::system_error when it is missing.

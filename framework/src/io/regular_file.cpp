@@ -6,8 +6,9 @@
 
 namespace funnel::io {
 
-std::string read_regular_file(const std::string& path, std::size_t max_bytes) {
-  return detail::read_regular_at(AT_FDCWD, path, path, max_bytes, true);
+std::string read_regular_file(const std::string& path, std::size_t max_bytes,
+                              const std::string& what) {
+  return detail::read_regular_at(AT_FDCWD, path, path, max_bytes, /*follow_links=*/true, what);
 }
 
 }  // namespace funnel::io
