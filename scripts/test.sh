@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The test command of the README (and of CI): installs the dependencies, builds funnel with its
 # tests, runs them (GPU tests report "skipped" without a GPU), checks the serial-HDF5 variant,
-# installs funnel, builds the downstream examples against it and runs them (examples/advect under
-# mpirun through funnel-run), and checks the formatting.
+# installs funnel, builds the downstream examples against it and runs them (examples/advect and,
+# when funnel has Kokkos, examples/kokkos under mpirun through funnel-run), and checks the
+# formatting.
 # The last line is "tests: N passed, N failed, N skipped".
 set -euo pipefail
 
@@ -99,6 +100,35 @@ advect 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
 status=0
 "${build}/advect/funnel-advect" --cells 0,8,8 >/dev/null 2>&1 || status=$?
 [[ ${status} -eq 2 ]] || { echo "test.sh: funnel-advect --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
+
+step "downstream example: examples/kokkos under mpirun + the installed funnel-run"
+if grep -q '^#define FUNNEL_HAS_KOKKOS 1' "${build}/install/include/funnel/config.hpp"; then
+  cmake -S examples/kokkos -B "${build}/kokkos" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
+  cmake --build "${build}/kokkos"
+  kokkos_heat() {  # kokkos_heat RANKS ARGS...: the example on the host backend, as advect above
+    local ranks=$1
+    shift
+    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+      OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe \
+      OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1 \
+      mpirun -np "${ranks}" "${build}/install/bin/funnel-run" -- \
+      "${build}/kokkos/funnel-kokkos-heat" --backend host "$@"
+  }
+  # Mass conservation on each run, and the 3-rank field's norm against the one rank's.
+  one_rank=$(kokkos_heat 1)
+  echo "${one_rank}"
+  norm=$(sed -n 's/.*L2 norm \([^ ]*\)$/\1/p' <<<"${one_rank}")
+  [[ -n ${norm} ]] || { echo "test.sh: funnel-kokkos-heat printed no L2 norm"; exit 1; }
+  kokkos_heat 3 --expect-norm "${norm}"
+  status=0
+  kokkos_heat 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 1 ]] || { echo "test.sh: funnel-kokkos-heat accepted a wrong norm (status ${status})"; exit 1; }
+  status=0
+  "${build}/kokkos/funnel-kokkos-heat" --cells 0,8,8 >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 2 ]] || { echo "test.sh: funnel-kokkos-heat --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
+else
+  echo "skipped: the installed funnel was built without Kokkos (FUNNEL_HAS_KOKKOS 0)"
+fi
 
 step "tests (serial-HDF5 io tests)"
 ctest --test-dir "${serial}" -L io --output-on-failure -j "${jobs}" \

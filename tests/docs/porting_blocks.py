@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""Every code block of docs/porting.md must be a region of examples/advect, verbatim.
+"""Every code block of docs/porting.md must be a region of examples/advect or examples/kokkos.
 
 A region is the text between a line holding `[porting:NAME]` and the next line holding
-`[porting:end]` in any file of examples/advect; blocks and regions are compared after removing
-their common indentation and trailing blank lines, so a region inside a function may be shown
-flush left. Exit status 0 when every block is found, 1 otherwise (one line per block that is
-not), 2 for bad usage.
+`[porting:end]` in any file of one of those examples (a NAME is unique within its example);
+blocks and regions are compared after removing their common indentation and trailing blank
+lines, so a region inside a function may be shown flush left. Exit status 0 when every block is
+found, 1 otherwise (one line per block that is not), 2 for bad usage.
 """
 import argparse
 import os
@@ -13,6 +13,7 @@ import re
 import sys
 import textwrap
 
+EXAMPLES = ("advect", "kokkos")  # folders of examples/ whose regions the guide may quote
 START = re.compile(r"\[porting:([A-Za-z0-9_-]+)\]")
 FENCE = re.compile(r"^(\s*)```")
 
@@ -83,9 +84,11 @@ def main():
                         help="repository root (default: two folders up from this script)")
     args = parser.parse_args()
     doc = os.path.join(args.root, "docs", "porting.md")
-    folder = os.path.join(args.root, "examples", "advect")
     try:
-        marked = regions(folder)
+        marked = {}
+        for example in EXAMPLES:
+            found = regions(os.path.join(args.root, "examples", example))
+            marked.update({f"{example}/{name}": region for name, region in found.items()})
         code = blocks(doc)
     except (OSError, ValueError) as e:
         print(f"porting_blocks: {e}")
@@ -98,12 +101,13 @@ def main():
     for line, text in missing:
         first = text.splitlines()[0] if text else "(empty)"
         print(f"porting_blocks: docs/porting.md:{line}: code block not found verbatim in a "
-              f"[porting:NAME] region of examples/advect (first line: {first!r})")
+              f"[porting:NAME] region of examples/{{{','.join(EXAMPLES)}}} "
+              f"(first line: {first!r})")
     if missing:
         return 1
     used = sorted({texts[text] for _, text in code})
     print(f"porting_blocks: all {len(code)} code blocks of docs/porting.md are regions of "
-          f"examples/advect ({', '.join(used)})")
+          f"the examples ({', '.join(used)})")
     return 0
 
 

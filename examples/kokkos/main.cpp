@@ -1,0 +1,303 @@
+// funnel-kokkos-heat: a user's own Kokkos code on funnel. Periodic unit cube, explicit diffusion
+// by the 27-point box stencil (1-cell halos with edge and corner ghosts), written as a Kokkos
+// kernel (heat.hpp) that runs on funnel's stream over unmanaged views of funnel's pool memory.
+// It checks itself: the total mass must stay what it was (the scheme is conservative with
+// periodic boundaries), and with --expect-norm the final L2 norm must equal another run's (e.g.
+// one rank's). Exit status: 0 correct, 1 a check failed or the run failed, 2 bad input.
+//
+// The regions between "porting:NAME" and "porting:end" markers are quoted by docs/porting.md,
+// verbatim (tests/docs/porting_blocks.py checks it).
+#include <mpi.h>
+
+#include <CLI/CLI.hpp>
+#include <Kokkos_Core.hpp>
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <funnel/binding/binding.hpp>
+#include <funnel/decomposition/cartesian_decomposition.hpp>
+#include <funnel/error.hpp>
+#include <funnel/halo/halo_exchange.hpp>
+#include <funnel/halo/halo_options.hpp>
+#include <funnel/kokkos/execution_space.hpp>
+#include <funnel/kokkos/scope_guard.hpp>
+#include <funnel/kokkos/unmanaged_view.hpp>
+#include <funnel/memory/device_buffer.hpp>
+#include <funnel/memory/memory_pool.hpp>
+#include <funnel/runtime/backend_kind.hpp>
+#include <funnel/runtime/stream.hpp>
+#include <funnel/runtime/stream_operations.hpp>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "heat.hpp"
+
+namespace {
+
+constexpr int exit_ok = 0;
+constexpr int exit_failed = 1;
+constexpr int exit_usage = 2;
+
+struct settings {
+  std::vector<std::int64_t> cells{32, 32, 32};
+  double rate = 0.5;
+  int steps = 20;
+  std::string backend = "auto";
+  double tolerance = 1e-12;
+  std::optional<double> expect_norm;
+  bool verbose = false;
+};
+
+/// A bad request, the same on every rank: reported once, and every rank exits 2.
+struct usage_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+void say(int rank, const std::string& line) {
+  if (rank == 0) std::fprintf(stderr, "funnel-kokkos-heat: %s\n", line.c_str());
+}
+
+/// Parses the command line (the same on every rank, so every rank decides alike).
+/// @return the settings, or nothing after --help
+std::optional<settings> parse(int argc, char** argv) {
+  settings s;
+  CLI::App app{
+      "funnel-kokkos-heat: 3D diffusion on the periodic unit cube (27-point box stencil, 1-cell "
+      "halos) as a Kokkos kernel on funnel's stream, with funnel's binding, pool, decomposition "
+      "and halo exchange. Checks that the total mass is conserved; exits 0 when correct, 1 when "
+      "a check fails, 2 for bad input.\n"
+      "Run: mpirun -np N funnel-run -- funnel-kokkos-heat [options]",
+      "funnel-kokkos-heat"};
+  app.add_option("--cells", s.cells, "global cells NX,NY,NZ (NZ=1: a 2D run)")
+      ->delimiter(',')
+      ->expected(3)
+      ->capture_default_str();
+  app.add_option("--steps", s.steps, "time steps")->capture_default_str();
+  app.add_option("--rate", s.rate, "how far a cell moves to its neighbourhood's mean per step")
+      ->capture_default_str();
+  app.add_option("--backend", s.backend, "auto, cuda or host")
+      ->check(CLI::IsMember({"auto", "cuda", "host"}))
+      ->capture_default_str();
+  app.add_option("--tolerance", s.tolerance,
+                 "largest relative mass drift (and norm difference) accepted")
+      ->capture_default_str();
+  app.add_option("--expect-norm", s.expect_norm,
+                 "the final L2 norm of a reference run (e.g. one rank's); fail when it differs");
+  app.add_flag("--verbose", s.verbose, "print the binding of every rank and the halo paths");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) std::cout << app.help();
+    return std::nullopt;
+  } catch (const CLI::ParseError& e) {
+    throw usage_error(std::string(e.what()) + " (see --help)");
+  }
+  // Checked here rather than by CLI11's range validators, whose messages print DBL_MAX.
+  if (!std::all_of(s.cells.begin(), s.cells.end(), [](std::int64_t n) { return n >= 1; })) {
+    throw usage_error("--cells: every count must be at least 1");
+  }
+  if (s.steps < 0) throw usage_error("--steps: must be at least 0");
+  if (!(s.rate >= 0.0 && s.rate <= 1.0)) throw usage_error("--rate: must be a number in [0, 1]");
+  if (!(s.tolerance > 0.0)) throw usage_error("--tolerance: must be a number > 0");
+  return s;
+}
+
+/// Initial field at the cell centre (x, y, z) of the unit cube: 1 plus a blob off the centre.
+double initial(double x, double y, double z) {
+  const double r2 = (x - 0.3) * (x - 0.3) + (y - 0.6) * (y - 0.6) + (z - 0.4) * (z - 0.4);
+  return 1.0 + std::exp(-r2 / 0.02);
+}
+
+/// Sum of u and of u^2 over the interior of a host copy of a rank's field, times the cell volume.
+std::array<double, 2> moments(const funnel::field_layout& layout, const std::vector<double>& u,
+                              double volume) {
+  std::array<double, 2> m{0.0, 0.0};
+  const funnel::box b = layout.interior_box();
+  for (std::int64_t z = b.lo[2]; z < b.hi[2]; ++z) {
+    for (std::int64_t y = b.lo[1]; y < b.hi[1]; ++y) {
+      for (std::int64_t x = b.lo[0]; x < b.hi[0]; ++x) {
+        const double v = u[static_cast<std::size_t>(layout.index(x, y, z))];
+        m[0] += v * volume;
+        m[1] += v * v * volume;
+      }
+    }
+  }
+  return m;
+}
+
+constexpr int halo_width = 1;  // the box stencil reaches one cell out (diagonals included)
+
+/// funnel's split of the periodic grid. A grid it cannot split (too few cells for the ranks and
+/// the halo) is refused alike on every rank, so that is bad input and nobody hangs.
+funnel::cartesian_decomposition decompose(const funnel::index3& cells) {
+  try {
+    return funnel::cartesian_decomposition{
+        MPI_COMM_WORLD, cells, halo_width, {0, 0, 0}, {true, true, true}};
+  } catch (const funnel::invalid_argument& e) {
+    throw usage_error(e.what());
+  }
+}
+
+int run(const settings& s, int rank) {
+  funnel::backend_kind backend = funnel::backend_kind::host;
+  try {
+    backend = funnel::select_backend(s.backend);  // e.g. cuda asked for on a machine without
+  } catch (const funnel::error& e) {
+    throw usage_error(e.what());
+  }
+  // [porting:guard]
+  // The binding first (it makes this rank's GPU current), then Kokkos on that GPU; the guard
+  // finalises Kokkos when run() returns, before main's MPI_Finalize.
+  const funnel::binding bound = funnel::binding::detect(MPI_COMM_WORLD, backend);
+  const funnel::kokkos::scope_guard kokkos;
+  // [porting:end]
+  if (s.verbose) bound.print_plan(std::cout);
+
+  const funnel::index3 cells{s.cells[0], s.cells[1], s.cells[2]};
+  const funnel::cartesian_decomposition decomposition = decompose(cells);
+  const funnel::field_layout layout = decomposition.layout();  // interior + 1 ghost per side
+  const funnel::box mine = decomposition.local_box();          // this rank's cells, global
+
+  funnel::stream stream{backend};
+  funnel::memory_pool_options pool_options;
+  pool_options.name = "kokkos-heat";
+  pool_options.ipc_exportable = true;  // ranks on one node (and GPU) reach each other's ghosts
+  // host backend only: the shared arena the fields are carved from (4 fields' worth, >= 64 MiB)
+  pool_options.host_ipc_capacity = std::max<std::size_t>(
+      std::size_t{64} << 20,
+      4 * sizeof(double) * static_cast<std::size_t>(layout.allocated_cells()));
+  funnel::memory_pool pool{backend, pool_options};
+  const auto allocated = static_cast<std::size_t>(layout.allocated_cells());
+  funnel::device_buffer<double> u{pool, stream, allocated};
+  funnel::device_buffer<double> next{pool, stream, allocated};
+
+  // Initial field on the host, global coordinates from the rank's box, then uploaded.
+  std::vector<double> host(allocated, 0.0);
+  const funnel::box inner = layout.interior_box();
+  const double h[3] = {1.0 / static_cast<double>(cells[0]), 1.0 / static_cast<double>(cells[1]),
+                       1.0 / static_cast<double>(cells[2])};
+  for (std::int64_t z = inner.lo[2]; z < inner.hi[2]; ++z) {
+    for (std::int64_t y = inner.lo[1]; y < inner.hi[1]; ++y) {
+      for (std::int64_t x = inner.lo[0]; x < inner.hi[0]; ++x) {
+        const auto centre = [&](int a, std::int64_t i) {
+          return (static_cast<double>(mine.lo[a] + i - inner.lo[a]) + 0.5) * h[a];
+        };
+        host[static_cast<std::size_t>(layout.index(x, y, z))] =
+            initial(centre(0, x), centre(1, y), centre(2, z));
+      }
+    }
+  }
+  funnel::copy_async(stream, u.data(), host.data(), u.size_bytes());
+  funnel::copy_async(stream, next.data(), host.data(), next.size_bytes());
+  const double volume = h[0] * h[1] * h[2];
+  std::array<double, 2> start = moments(layout, host, volume);
+  MPI_Allreduce(MPI_IN_PLACE, start.data(), 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+
+  // The stencil spans the axes with ghosts (an axis of one cell has none).
+  heat::coefficients k{s.rate, {0, 0, 0}, 1.0};
+  int points = 1;
+  for (int a = 0; a < 3; ++a) {
+    k.reach[a] = layout.halo_along(a) > 0 ? 1 : 0;
+    points *= 2 * k.reach[a] + 1;
+  }
+  k.weight = 1.0 / points;
+  const std::int64_t lo[3] = {inner.lo[0], inner.lo[1], inner.lo[2]};
+  const std::int64_t hi[3] = {inner.hi[0], inner.hi[1], inner.hi[2]};
+
+  funnel::halo_options halo_options;
+  halo_options.field_cycle = {u.data(), next.data()};  // the two buffers swap every step
+  funnel::halo_exchange halo{decomposition, backend, pool, sizeof(double), halo_options};
+  if (s.verbose) {
+    for (const auto& path : halo.paths()) {
+      std::printf("funnel-kokkos-heat: rank %d: %s\n", rank, funnel::to_string(path).c_str());
+    }
+  }
+
+  // [porting:loop]
+  for (int step = 0; step < s.steps; ++step) {
+    double* in = step % 2 == 0 ? u.data() : next.data();
+    double* out = step % 2 == 0 ? next.data() : u.data();
+    halo.exchange(stream, in);  // fills in's ghosts: enqueued, ordered on the stream
+    // The Kokkos execution space instance in the stream's order (Kokkos::Cuda on a CUDA stream,
+    // the host space on the host stream) and unmanaged views of the pool's memory in its space.
+    funnel::kokkos::with_execution_space(stream, [&](const auto& space) {
+      using memory = typename std::decay_t<decltype(space)>::memory_space;
+      heat::step(space, funnel::kokkos::field_view<memory>(static_cast<const double*>(in), layout),
+                 funnel::kokkos::field_view<memory>(out, layout), lo, hi, k);
+    });
+  }
+  // [porting:end]
+  const double* last = s.steps % 2 == 0 ? u.data() : next.data();
+  funnel::copy_async(stream, host.data(), last, u.size_bytes());
+  halo.wait(stream);  // a host wait that throws, naming the rank, if a neighbour stalls
+  halo.close();       // collective: no rank maps or writes our fields any more
+
+  std::array<double, 2> end = moments(layout, host, volume);
+  MPI_Allreduce(MPI_IN_PLACE, end.data(), 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  const double drift = std::abs(end[0] - start[0]) / std::abs(start[0]);
+  const double norm = std::sqrt(end[1]);
+  const auto& dims = decomposition.dims();
+  const std::string space =
+      funnel::kokkos::scope_guard::execution_space(backend == funnel::backend_kind::cuda);
+  char summary[512];
+  std::snprintf(summary, sizeof summary,
+                "%d rank%s (%dx%dx%d), %lldx%lldx%lld cells, halo %d, %d steps on %s (%s): mass "
+                "%.12e, relative drift %.1e (tolerance %.1e), L2 norm %.15e",
+                decomposition.size(), decomposition.size() == 1 ? "" : "s", dims[0], dims[1],
+                dims[2], static_cast<long long>(cells[0]), static_cast<long long>(cells[1]),
+                static_cast<long long>(cells[2]), halo_width, s.steps,
+                funnel::to_string(backend).c_str(), space.c_str(), end[0], drift, s.tolerance,
+                norm);
+  if (rank == 0) std::printf("funnel-kokkos-heat: %s\n", summary);
+  if (!(drift <= s.tolerance)) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "FAILED: the total mass drifted by %.3e of its initial value (tolerance %.1e): "
+                  "wrong ghosts or a non-conservative stencil",
+                  drift, s.tolerance);
+    say(rank, line);
+    return exit_failed;
+  }
+  if (s.expect_norm &&
+      !(std::abs(norm - *s.expect_norm) <= s.tolerance * std::abs(*s.expect_norm))) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "FAILED: L2 norm %.15e differs from the expected %.15e by more than %.1e of it",
+                  norm, *s.expect_norm, s.tolerance);
+    say(rank, line);
+    return exit_failed;
+  }
+  return exit_ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int status = exit_failed;
+  try {
+    const std::optional<settings> s = parse(argc, argv);
+    status = s ? run(*s, rank) : exit_ok;  // Kokkos lives inside run(), between MPI's calls
+  } catch (const usage_error& e) {
+    say(rank, e.what());
+    status = exit_usage;
+  } catch (const std::exception& e) {
+    // Only this rank may have failed: end the whole job so that no rank hangs.
+    std::fprintf(stderr, "funnel-kokkos-heat: rank %d: %s\n", rank, e.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, exit_failed);
+  }
+  MPI_Finalize();
+  return status;
+}
