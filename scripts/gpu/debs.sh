@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sourced THERE (the GPU machine, no package access) by the GPU scripts before they configure:
-#   source scripts/gpu/debs.sh && funnel_use_debs
+# Sourced THERE (the GPU machine, no package access) by the GPU scripts to configure:
+#   source scripts/gpu/debs.sh && funnel_gpu_configure build-gpu
 # unpacks the .debs scripts/gpu/fetch-debs.sh downloaded (carried in .deps/debs) into a prefix
 # of its own with dpkg -x (never into /) and adds that prefix to CMAKE_PREFIX_PATH, which every
 # later cmake call reads from the environment. Run directly, it does the same and prints the
@@ -30,6 +30,17 @@ funnel_use_debs() {
   export CMAKE_PREFIX_PATH="${prefix}/usr${CMAKE_PREFIX_PATH:+:${CMAKE_PREFIX_PATH}}"
   echo "debs.sh: $(find "${debs}" -name '*.deb' | wc -l) .debs unpacked into ${prefix};" \
     "CMAKE_PREFIX_PATH=${CMAKE_PREFIX_PATH}"
+}
+
+# funnel_gpu_configure BUILD_DIR: configures the CUDA build the GPU scripts share (one CMake
+# cache: every script configures it the same way, so none turns off what another needs), with
+# the .debs above on CMAKE_PREFIX_PATH. Output goes to stdout/stderr; the caller redirects.
+funnel_gpu_configure() {
+  local root
+  root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  funnel_use_debs || return 1
+  cmake -S "${root}" -B "$1" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
+    -DFUNNEL_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}"
 }
 
 if [[ ${BASH_SOURCE[0]} == "${0}" ]]; then

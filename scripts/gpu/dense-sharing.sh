@@ -64,6 +64,8 @@ done
 [[ ${build} == /* ]] || build=$(pwd)/${build}
 out=${OUT:-$(pwd)/gpu-out}/dense
 mkdir -p "${out}"
+# shellcheck source=scripts/gpu/debs.sh
+source "${root}/scripts/gpu/debs.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 runner=${build}/bin/funnel-run
 client=${build}/bin/funnel_mps_client
@@ -162,8 +164,7 @@ now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 
 stage_build() {
   local t0=${SECONDS}
-  if cmake -S "${root}" -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
-    -DFUNNEL_ENABLE_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" >"${out}/configure.log" 2>&1 &&
+  if funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1 &&
     cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-bench funnel_mps_client \
       >"${out}/build.log" 2>&1; then
     record build targets ok "$((SECONDS - t0)) s"

@@ -27,6 +27,8 @@ build=${BUILD_DIR:-${root}/build-gpu}
 stages=${1:-build,test,stall,measure,sanitize}
 mkdir -p "${out}"
 cd "${root}"
+# shellcheck source=scripts/gpu/debs.sh
+source "${root}/scripts/gpu/debs.sh"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1
 app=${build}/bin/funnel-stencil
@@ -42,10 +44,8 @@ record() {
 stage_build() {
   nvidia-smi -L >"${out}/machine.txt" 2>&1 || true
   local t0=${SECONDS}
-  cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_ENABLE_CUDA=ON -DFUNNEL_BUILD_BENCHMARKS=OFF \
-    >"${out}/configure.log" 2>&1
-  if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil halo_gpu \
+  if funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1 &&
+    cmake --build "${build}" -j "$(nproc)" --target funnel-stencil halo_gpu \
     h5_read_dataset >"${out}/build.log" 2>&1; then
     record build "ok ($((SECONDS - t0)) s)"
   else

@@ -21,10 +21,9 @@ stages=${1:-build,test}
 mkdir -p "${out}"
 cd "${root}"
 # CLI11 and nlohmann-json come as .debs (scripts/gpu/fetch-debs.sh, run where apt works; the
-# call carries ".deps"): unpacked into a prefix that every cmake below finds.
+# call carries ".deps"): funnel_gpu_configure unpacks them into a prefix cmake finds.
 # shellcheck source=scripts/gpu/debs.sh
 source "${root}/scripts/gpu/debs.sh"
-funnel_use_debs || true
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export NCCL_NVLS_ENABLE=0
 table=()
@@ -38,8 +37,7 @@ stage_build() {
     df -h /dev/shm; nproc; free -g | head -2
   } >"${out}/machine.txt" 2>&1 || true
   local t0=${SECONDS}
-  if cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
-    -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_ENABLE_CUDA=ON >"${out}/configure.log" 2>&1 &&
+  if funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1 &&
     cmake --build "${build}" -j "$(nproc)" -- -k 0 >"${out}/build.log" 2>&1; then
     record build ok "$((SECONDS - t0)) s"
   else

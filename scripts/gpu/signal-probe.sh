@@ -9,8 +9,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-${root}/build-gpu}
 cd "${root}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
-  -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DFUNNEL_BUILD_BENCHMARKS=OFF >/dev/null
+# shellcheck source=scripts/gpu/debs.sh
+source "${root}/scripts/gpu/debs.sh"
+funnel_gpu_configure "${build}" >/dev/null
 cmake --build "${build}" -j "$(nproc)" --target signal_probe >/dev/null
 echo "== without MPS"
 mpirun -np 2 "${build}/bin/signal_probe"
