@@ -9,7 +9,6 @@
 
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
-#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #if FUNNEL_HAS_HDF5
 #include "funnel/io/checkpoint_reader.hpp"
@@ -86,7 +85,6 @@ struct run_output::impl {
   // unwinds the run (the writer's destructor waits for that block).
   std::optional<pinned_buffer> snapshot_buffer;  // what the background thread writes from
   std::optional<io::snapshot_writer> snapshots;
-  const io::termination_request* termination = nullptr;
 
   // The snapshot of the current step: started (overlap on) or written.
   void snapshot(solver& s, const cartesian_decomposition& d) {
@@ -122,11 +120,10 @@ struct run_output::impl {
 
 run_output::run_output(MPI_Comm comm, const options& opts, std::string configuration,
                        const solver& s, backend_kind backend, std::size_t field_bytes,
-                       const io::termination_request& termination, std::string run_id)
+                       std::string run_id)
     : impl_(std::make_unique<impl>()) {
   impl_->comm = comm;
   impl_->opts = &opts;
-  impl_->termination = &termination;
   impl_->checkpoint.directory = opts.checkpoint_dir;
   impl_->checkpoint.run_id = std::move(run_id);
   impl_->checkpoint.start_over = opts.checkpoint_start_over;
@@ -200,8 +197,7 @@ std::string run_output::describe() const {
   return every + "the steps wait for each (" + why + ")";
 }
 
-bool run_output::stop_requested(solver& s, const cartesian_decomposition& d) {
-  if (!impl_->termination->agreed(impl_->comm)) return false;
+void run_output::save_for_stop(solver& s, const cartesian_decomposition& d) {
   const options& opts = *impl_->opts;
   const bool written = opts.checkpoint_every > 0 && s.step() % opts.checkpoint_every == 0;
   if (written) {
@@ -209,7 +205,6 @@ bool run_output::stop_requested(solver& s, const cartesian_decomposition& d) {
   } else {
     impl_->checkpoint_now(s, d);
   }
-  return true;
 }
 
 #else  // no HDF5: output and restart are refused up front
@@ -224,15 +219,10 @@ std::string restart_source::path() const { return ""; }
 std::string restart_source::run_id() const { return ""; }
 void restart_source::restore(solver&, const cartesian_decomposition&) const {}
 
-struct run_output::impl {
-  MPI_Comm comm;
-  const io::termination_request* termination;
-};
-run_output::run_output(MPI_Comm comm, const options& opts, std::string, const solver&, backend_kind,
-                       std::size_t, const io::termination_request& termination, std::string)
+struct run_output::impl {};
+run_output::run_output(MPI_Comm, const options& opts, std::string, const solver&, backend_kind,
+                       std::size_t, std::string)
     : impl_(std::make_unique<impl>()) {
-  impl_->comm = comm;
-  impl_->termination = &termination;
   if (opts.output_every > 0 || opts.checkpoint_every > 0) {
     throw unsupported(
         "--output-every/--checkpoint-every need HDF5: rebuild with "
@@ -244,10 +234,8 @@ double run_output::after_step(solver&, const cartesian_decomposition&) { return 
 double run_output::finish() { return 0.0; }
 double run_output::background_seconds() const noexcept { return 0.0; }
 std::string run_output::describe() const { return {}; }
-bool run_output::stop_requested(solver&, const cartesian_decomposition&) {
-  // Without checkpoints the best answer to "stop" is to stop; the job script requeues.
-  return impl_->termination->agreed(impl_->comm);
-}
+// Without checkpoints the best answer to "stop" is to stop; the job script requeues.
+void run_output::save_for_stop(solver&, const cartesian_decomposition&) {}
 
 #endif
 

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
-#include "funnel/io/termination_request.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "options.hpp"
 #include "solver.hpp"
@@ -68,15 +67,13 @@ class run_output {
    * @param backend the run's backend (snapshot downloads land in pinned memory of it)
    * @param field_bytes bytes of the rank's field in its allocated layout (the pinned buffer
    * snapshots are written from is allocated here, before the step loop)
-   * @param termination the process's SIGTERM/SIGUSR1 flag (installed first thing in main)
    * @param run_id the checkpoint series this run continues (the restart's), "" for a new one
    * @throw funnel::unsupported when output is asked for without HDF5
    * @throw funnel::error when the checkpoint directory is locked by another run, or holds
    * another run's checkpoints (unless --checkpoint-start-over)
    */
   run_output(MPI_Comm comm, const options& opts, std::string configuration, const solver& s,
-             backend_kind backend, std::size_t field_bytes,
-             const io::termination_request& termination, std::string run_id = {});
+             backend_kind backend, std::size_t field_bytes, std::string run_id = {});
   ~run_output();
   run_output(const run_output&) = delete;
   run_output& operator=(const run_output&) = delete;
@@ -86,7 +83,7 @@ class run_output {
    *
    * A snapshot (--output-overlap on) is only started: the field is downloaded into a pinned
    * buffer of its own and the rank's block is written by a background thread while the next
-   * steps run; it is completed by the next snapshot, a checkpoint, stop_requested() or
+   * steps run; it is completed by the next snapshot, a checkpoint, save_for_stop() or
    * finish(). Checkpoints are written before this returns.
    * @param s the solver
    * @param decomposition the run's split
@@ -108,12 +105,12 @@ class run_output {
   [[nodiscard]] std::string describe() const;
 
   /**
-   * @brief Collective: true when any rank caught SIGTERM/SIGUSR1; then a checkpoint of the
-   * current step has been written.
+   * @brief Collective, once the ranks agreed to stop on SIGTERM/SIGUSR1: makes sure a checkpoint
+   * of the current step is written (without HDF5 there is nothing to save).
    * @param s the solver
    * @param decomposition the run's split
    */
-  bool stop_requested(solver& s, const cartesian_decomposition& decomposition);
+  void save_for_stop(solver& s, const cartesian_decomposition& decomposition);
 
  private:
   struct impl;

@@ -318,7 +318,8 @@ int run_steps(const steps_context& c) {
     const chunk_agreement agreed =
         agree_after_chunk(comm, *s, c.termination.requested(), chunk, MPI_Wtime() - chunk_start);
     chunk = agreed.next_chunk;
-    if (agreed.stop && output.stop_requested(*s, decomposition)) {
+    if (agreed.stop) {
+      output.save_for_stop(*s, decomposition);
       summary.interrupted = true;
       break;
     }
@@ -448,7 +449,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   run_output output(
       comm, opts, to_config_text(opts), *s, backend,
       static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size,
-      termination, restart ? restart->run_id() : std::string());
+      restart ? restart->run_id() : std::string());
 
   plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
                                nodes, decomposition, *s);
