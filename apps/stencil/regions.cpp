@@ -1,11 +1,24 @@
 #include "regions.hpp"
 
+#include <mpi.h>
+
 #include <algorithm>
+
+#include "funnel/decomposition/side.hpp"
 
 namespace funnel::stencil {
 
+neighbour_faces faces_of(const cartesian_decomposition& decomposition) {
+  neighbour_faces faces;
+  for (int axis = 0; axis < 3; ++axis) {
+    faces.open[axis][0] = decomposition.neighbor(axis, side::lower) != MPI_PROC_NULL;
+    faces.open[axis][1] = decomposition.neighbor(axis, side::upper) != MPI_PROC_NULL;
+  }
+  return faces;
+}
+
 overlap_regions split_for_overlap(const field_layout& layout, int radius,
-                                  const exchanged_faces& exchanged) {
+                                  const neighbour_faces& exchanged) {
   overlap_regions out;
   box rest = layout.interior_box();
   // Peel slabs off axis by axis (z, y, x); each slab spans what is left of the other axes, so
@@ -14,9 +27,9 @@ overlap_regions split_for_overlap(const field_layout& layout, int radius,
     if (layout.halo_along(axis) == 0) continue;
     const std::int64_t lo = rest.lo[axis];
     const std::int64_t hi = rest.hi[axis];
-    const std::int64_t lower_end = exchanged[axis][0] ? std::min(lo + radius, hi) : lo;
+    const std::int64_t lower_end = exchanged.has(axis, 0) ? std::min(lo + radius, hi) : lo;
     const std::int64_t upper_begin =
-        exchanged[axis][1] ? std::max(hi - radius, lower_end) : std::max(hi, lower_end);
+        exchanged.has(axis, 1) ? std::max(hi - radius, lower_end) : std::max(hi, lower_end);
     box lower = rest;
     lower.hi[axis] = lower_end;
     box upper = rest;

@@ -5,11 +5,12 @@
  */
 #pragma once
 
-#include <array>
 #include <vector>
 
 #include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/cartesian_decomposition.hpp"
 #include "funnel/decomposition/field_layout.hpp"
+#include "funnel/pipeline/neighbour_faces.hpp"
 
 namespace funnel::stencil {
 
@@ -27,11 +28,11 @@ struct overlap_regions {
   std::vector<box> boundary;  ///< updated on the halo stream after it (non-empty boxes only)
 };
 
-/// @brief Per axis, per side (lower, upper): whether the halo exchange writes those ghosts.
-using exchanged_faces = std::array<std::array<bool, 2>, 3>;
-
 /// @brief Every face exchanged.
-inline constexpr exchanged_faces all_faces{{{true, true}, {true, true}, {true, true}}};
+inline constexpr neighbour_faces all_faces{{{{true, true}, {true, true}, {true, true}}}};
+
+/// @brief The faces of the rank's box that the halo exchange fills (a neighbour, or a wrap).
+[[nodiscard]] neighbour_faces faces_of(const cartesian_decomposition& decomposition);
 
 /**
  * @brief Splits the interior of `layout` (allocated-array coordinates).
@@ -41,6 +42,6 @@ inline constexpr exchanged_faces all_faces{{{true, true}, {true, true}, {true, t
  * @return the inner box and the boundary slabs; tiny boxes give an empty inner box
  */
 [[nodiscard]] overlap_regions split_for_overlap(const field_layout& layout, int radius,
-                                                const exchanged_faces& exchanged = all_faces);
+                                                const neighbour_faces& exchanged = all_faces);
 
 }  // namespace funnel::stencil

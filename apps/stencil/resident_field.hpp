@@ -83,7 +83,7 @@ class resident_field {
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
         halo_(decomposition, backend, pool, sizeof(T),
               halo_options{parse_halo_method(halo_method), {current_.data(), next_.data()}}),
-        regions_(split_for_overlap(layout_, 1, exchanged_faces_of(decomposition))),
+        regions_(split_for_overlap(layout_, 1, faces_of(decomposition))),
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
@@ -305,19 +305,6 @@ class resident_field {
 
   static void mark(step_slot& slot, std::size_t which, stream_view on) {
     if (slot.timed) slot.marks[which].record(on);
-  }
-
-  // The faces whose ghosts the exchange writes: every face with a neighbour (itself, on a
-  // periodic axis of one rank, included).
-  static exchanged_faces exchanged_faces_of(const cartesian_decomposition& d) {
-    exchanged_faces faces{};
-    for (int axis = 0; axis < 3; ++axis) {
-      for (side s : {side::lower, side::upper}) {
-        faces[static_cast<std::size_t>(axis)][static_cast<std::size_t>(s)] =
-            d.neighbor(axis, s) != MPI_PROC_NULL;
-      }
-    }
-    return faces;
   }
 
   static std::array<step_slot, run_ahead> make_ring(backend_kind backend) {

@@ -3,22 +3,12 @@
 #include <algorithm>
 
 #include "funnel/config.hpp"
-#include "funnel/decomposition/side.hpp"
 
 #if FUNNEL_HAS_CUDA
 #include <cuda_runtime_api.h>
 #endif
 
 namespace funnel::stencil {
-
-neighbour_faces faces_of(const cartesian_decomposition& decomposition) {
-  neighbour_faces faces;
-  for (int axis = 0; axis < 3; ++axis) {
-    faces.open[axis][0] = decomposition.neighbor(axis, side::lower) != MPI_PROC_NULL;
-    faces.open[axis][1] = decomposition.neighbor(axis, side::upper) != MPI_PROC_NULL;
-  }
-  return faces;
-}
 
 void pass_totals::add(const pass_statistics& s) noexcept {
   ++passes;

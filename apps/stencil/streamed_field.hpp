@@ -34,6 +34,7 @@
 #include "funnel/pipeline/pipeline_probe.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/trace/trace_recorder.hpp"
+#include "regions.hpp"
 #include "summary.hpp"
 
 namespace funnel::stencil {
@@ -46,9 +47,6 @@ struct streamed_settings {
   bool trace = false;                   ///< record spans for --trace
   int rank = 0;                         ///< this rank (trace process id)
 };
-
-/// @brief The faces of the rank's box that the halo exchange fills (a neighbour, or a wrap).
-[[nodiscard]] neighbour_faces faces_of(const cartesian_decomposition& decomposition);
 
 /// @brief Pass statistics summed over passes (all passes of one rank).
 struct pass_totals {

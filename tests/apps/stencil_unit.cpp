@@ -157,7 +157,7 @@ namespace {
 
 /// Counts how often each interior cell is covered by the inner box and the slabs.
 void expect_exact_tiling(const funnel::field_layout& layout,
-                         const fs::exchanged_faces& exchanged = fs::all_faces) {
+                         const funnel::neighbour_faces& exchanged = fs::all_faces) {
   const auto regions = fs::split_for_overlap(layout, 1, exchanged);
   std::vector<int> hits(static_cast<std::size_t>(layout.allocated_cells()), 0);
   std::vector<funnel::box> all = regions.boundary;
@@ -180,8 +180,8 @@ void expect_exact_tiling(const funnel::field_layout& layout,
   if (!regions.inner.empty()) {
     for (int a = 0; a < 3; ++a) {
       if (layout.halo_along(a) == 0) continue;
-      EXPECT_EQ(regions.inner.lo[a], interior.lo[a] + (exchanged[a][0] ? 1 : 0));
-      EXPECT_EQ(regions.inner.hi[a], interior.hi[a] - (exchanged[a][1] ? 1 : 0));
+      EXPECT_EQ(regions.inner.lo[a], interior.lo[a] + (exchanged.has(a, 0) ? 1 : 0));
+      EXPECT_EQ(regions.inner.hi[a], interior.hi[a] - (exchanged.has(a, 1) ? 1 : 0));
     }
   }
 }
@@ -209,14 +209,14 @@ TEST(StencilRegions, OnlyExchangedFacesGetBoundarySlabs) {
   for (int trial = 0; trial < 100; ++trial) {
     funnel::field_layout layout;
     layout.interior = {extent(random), extent(random), trial % 5 == 0 ? 1 : extent(random)};
-    fs::exchanged_faces exchanged{};
-    for (auto& axis : exchanged) axis = {coin(random), coin(random)};
+    funnel::neighbour_faces exchanged;
+    for (auto& axis : exchanged.open) axis = {coin(random), coin(random)};
     expect_exact_tiling(layout, exchanged);
   }
   // A rank of an x split: only its two x faces wait for the exchange.
   funnel::field_layout box;
   box.interior = {6, 6, 6};
-  const fs::exchanged_faces x_only{{{true, true}, {false, false}, {false, false}}};
+  const funnel::neighbour_faces x_only{{{{true, true}, {false, false}, {false, false}}}};
   const auto regions = fs::split_for_overlap(box, 1, x_only);
   EXPECT_EQ(regions.boundary.size(), 2U);
   EXPECT_EQ(regions.inner.extents(), (funnel::index3{4, 6, 6}));
