@@ -73,59 +73,43 @@ cmake -S examples/consumer -B "${build}/consumer" -G Ninja -DCMAKE_PREFIX_PATH="
 cmake --build "${build}/consumer"
 "${build}/consumer/funnel-consumer"
 
-step "downstream example: examples/advect under mpirun + the installed funnel-run"
-cmake -S examples/advect -B "${build}/advect" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
-cmake --build "${build}/advect"
-advect() {  # advect RANKS ARGS...: the example on the host backend, as a user's job would run it
-  local ranks=$1
-  shift
+# run_example EXE RANKS ARGS...: an example built against the install, on the host backend under
+# mpirun and the installed funnel-run, as a user's job would run it.
+run_example() {
+  local exe=$1 ranks=$2
+  shift 2
   env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe \
     OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1 \
-    mpirun -np "${ranks}" "${build}/install/bin/funnel-run" -- "${build}/advect/funnel-advect" \
-    --backend host "$@"
+    mpirun -np "${ranks}" "${build}/install/bin/funnel-run" -- "${exe}" --backend host "$@"
 }
-# Each run checks that the mass is conserved; the 3-rank run also that its field's norm is the
-# one rank's, and the prime split of a grid one cell thick runs too.
-one_rank=$(advect 1)
-echo "${one_rank}"
-norm=$(sed -n 's/.*L2 norm \([^ ]*\)$/\1/p' <<<"${one_rank}")
-[[ -n ${norm} ]] || { echo "test.sh: funnel-advect printed no L2 norm"; exit 1; }
-advect 3 --expect-norm "${norm}"
-advect 3 --cells 40,24,1
-# The checks can fail: a wrong expected norm must end the job with status 1, bad input with 2.
-status=0
-advect 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
-[[ ${status} -eq 1 ]] || { echo "test.sh: funnel-advect accepted a wrong norm (status ${status})"; exit 1; }
-status=0
-"${build}/advect/funnel-advect" --cells 0,8,8 >/dev/null 2>&1 || status=$?
-[[ ${status} -eq 2 ]] || { echo "test.sh: funnel-advect --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
+
+# check_example NAME PROGRAM: builds examples/NAME against the install; each run checks that the
+# mass is conserved, the 3-rank run also that its field's norm is the one rank's. The checks can
+# fail: a wrong expected norm must end the job with status 1, bad input with 2.
+check_example() {
+  local name=$1 exe=${build}/$1/$2 one norm status=0
+  cmake -S "examples/${name}" -B "${build}/${name}" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
+  cmake --build "${build}/${name}"
+  one=$(run_example "${exe}" 1)
+  echo "${one}"
+  norm=$(sed -n 's/.*L2 norm \([^ ]*\)$/\1/p' <<<"${one}")
+  [[ -n ${norm} ]] || { echo "test.sh: $2 printed no L2 norm"; exit 1; }
+  run_example "${exe}" 3 --expect-norm "${norm}"
+  run_example "${exe}" 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 1 ]] || { echo "test.sh: $2 accepted a wrong norm (status ${status})"; exit 1; }
+  status=0
+  "${exe}" --cells 0,8,8 >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 2 ]] || { echo "test.sh: $2 --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
+}
+
+step "downstream example: examples/advect under mpirun + the installed funnel-run"
+check_example advect funnel-advect
+run_example "${build}/advect/funnel-advect" 3 --cells 40,24,1 # a prime split, one cell thick
 
 step "downstream example: examples/kokkos under mpirun + the installed funnel-run"
 if grep -q '^#define FUNNEL_HAS_KOKKOS 1' "${build}/install/include/funnel/config.hpp"; then
-  cmake -S examples/kokkos -B "${build}/kokkos" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
-  cmake --build "${build}/kokkos"
-  kokkos_heat() {  # kokkos_heat RANKS ARGS...: the example on the host backend, as advect above
-    local ranks=$1
-    shift
-    env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-      OMPI_MCA_rmaps_base_oversubscribe=1 PRTE_MCA_rmaps_default_mapping_policy=:oversubscribe \
-      OMPI_MCA_btl_vader_single_copy_mechanism=none OMP_NUM_THREADS=1 \
-      mpirun -np "${ranks}" "${build}/install/bin/funnel-run" -- \
-      "${build}/kokkos/funnel-kokkos-heat" --backend host "$@"
-  }
-  # Mass conservation on each run, and the 3-rank field's norm against the one rank's.
-  one_rank=$(kokkos_heat 1)
-  echo "${one_rank}"
-  norm=$(sed -n 's/.*L2 norm \([^ ]*\)$/\1/p' <<<"${one_rank}")
-  [[ -n ${norm} ]] || { echo "test.sh: funnel-kokkos-heat printed no L2 norm"; exit 1; }
-  kokkos_heat 3 --expect-norm "${norm}"
-  status=0
-  kokkos_heat 3 --expect-norm 1 >/dev/null 2>&1 || status=$?
-  [[ ${status} -eq 1 ]] || { echo "test.sh: funnel-kokkos-heat accepted a wrong norm (status ${status})"; exit 1; }
-  status=0
-  "${build}/kokkos/funnel-kokkos-heat" --cells 0,8,8 >/dev/null 2>&1 || status=$?
-  [[ ${status} -eq 2 ]] || { echo "test.sh: funnel-kokkos-heat --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
+  check_example kokkos funnel-kokkos-heat
 else
   echo "skipped: the installed funnel was built without Kokkos (FUNNEL_HAS_KOKKOS 0)"
 fi
