@@ -1,7 +1,6 @@
 #include "summary.hpp"
 
 #include <cerrno>
-#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
