@@ -17,10 +17,11 @@ import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+
+from driver_support import gpu_visible
 
 TIMEOUT = 120
 OPTION = re.compile(r"^  (--[a-z0-9-]+)[ ]+(\S+)")
@@ -40,12 +41,6 @@ def advertised(help_text):
         if words:
             found.append((match.group(1), words))
     return found
-
-
-def gpu_visible():
-    return shutil.which("nvidia-smi") is not None and subprocess.run(
-        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL).returncode == 0
 
 
 class Runner:

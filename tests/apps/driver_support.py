@@ -1,6 +1,8 @@
 """Helpers shared by the Python drivers of the app and bench tests: checks that collect failures
 instead of stopping at the first, and the processes of an app below its launcher."""
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
@@ -38,3 +40,10 @@ def ranks_of(pid, app):
         except OSError:
             pass
     return ranks
+
+
+def gpu_visible():
+    """True when nvidia-smi lists a GPU."""
+    return shutil.which("nvidia-smi") is not None and subprocess.run(
+        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL).returncode == 0

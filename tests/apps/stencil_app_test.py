@@ -37,7 +37,7 @@ import subprocess
 import sys
 import tempfile
 
-from driver_support import ranks_of
+from driver_support import gpu_visible, ranks_of
 
 TIMEOUT = 120
 
@@ -258,13 +258,6 @@ def without(args, drop):
         else:
             kept.append(a)
     return kept
-
-
-def gpu_visible():
-    import shutil
-    return shutil.which("nvidia-smi") is not None and subprocess.run(
-        ["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL).returncode == 0
 
 
 def cmd_streamed(ctx, rest):
