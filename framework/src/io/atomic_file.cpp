@@ -8,6 +8,7 @@
 
 #include "file_system.hpp"
 #include "funnel/error.hpp"
+#include "funnel/ipc/unique_fd.hpp"
 
 namespace funnel::io {
 namespace {
@@ -15,7 +16,7 @@ namespace {
 // Links are not followed: in a directory others may write, a planted link must not redirect
 // the fsync (or anything else) to a file elsewhere.
 void sync_path(const std::string& path, int flags) {
-  const detail::unique_fd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
+  const unique_fd fd(::open(path.c_str(), flags | O_NOFOLLOW | O_CLOEXEC));
   FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", path);
   FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", path);
 }
@@ -46,15 +47,15 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   const std::string name = detail::base_name(path);
   const std::string tmp = name + ".tmp";
   const std::string shown = path + ".tmp";
-  const detail::unique_fd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  const unique_fd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   FUNNEL_SYSTEM_CHECK(dir.get() < 0, "open", dir_path);
   // Created exclusively and never through a link: a temporary left by a killed writer is removed
   // first (unlinking a planted link removes the link, not its target).
   const auto create = [&] {
-    return detail::unique_fd(::openat(dir.get(), tmp.c_str(),
-                                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
+    return unique_fd(::openat(dir.get(), tmp.c_str(),
+                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   };
-  detail::unique_fd fd = create();
+  unique_fd fd = create();
   if (fd.get() < 0 && errno == EEXIST) {
     FUNNEL_SYSTEM_CHECK(::unlinkat(dir.get(), tmp.c_str(), 0) != 0, "unlink", shown);
     fd = create();

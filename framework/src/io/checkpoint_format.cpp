@@ -15,6 +15,7 @@
 #include "checksum.hpp"
 #include "file_system.hpp"
 #include "funnel/error.hpp"
+#include "funnel/ipc/unique_fd.hpp"
 #include "hdf5_support.hpp"
 
 namespace funnel::io::detail {

@@ -11,6 +11,7 @@
 
 #include "file_system.hpp"
 #include "funnel/error.hpp"
+#include "funnel/ipc/unique_fd.hpp"
 
 namespace funnel::io {
 namespace {
@@ -69,10 +70,10 @@ constexpr std::size_t max_lock_bytes = 4096;
 void write_private_file(int dir, const std::string& name, const std::string& shown,
                         const std::string& contents) {
   const auto create = [&] {
-    return detail::unique_fd(
+    return unique_fd(
         ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   };
-  detail::unique_fd fd = create();
+  unique_fd fd = create();
   if (fd.get() < 0 && errno == EEXIST) {
     FUNNEL_SYSTEM_CHECK(::unlinkat(dir, name.c_str(), 0) != 0, "unlink", shown);
     fd = create();

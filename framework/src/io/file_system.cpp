@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "funnel/error.hpp"
+#include "funnel/ipc/unique_fd.hpp"
 
 namespace funnel::io::detail {
 namespace {
@@ -150,20 +151,6 @@ std::string file_type_name(mode_t mode) {
   if (S_ISSOCK(mode)) return "a socket";
   if (S_ISLNK(mode)) return "a symbolic link";
   return "a special file";
-}
-
-unique_fd::~unique_fd() {
-  if (fd_ >= 0) ::close(fd_);
-}
-
-unique_fd::unique_fd(unique_fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-
-unique_fd& unique_fd::operator=(unique_fd&& other) noexcept {
-  if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
-  }
-  return *this;
 }
 
 std::string read_regular_at(int dir, const std::string& name, const std::string& shown,

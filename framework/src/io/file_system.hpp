@@ -34,22 +34,6 @@ std::string excerpt(const std::string& text, std::size_t max_length = 64);
 /// @brief "a FIFO", "a directory", "a character device", ...: what a file of `mode` is.
 std::string file_type_name(mode_t mode);
 
-/// @brief Owns a file descriptor (closed on destruction; close errors are not reported).
-class unique_fd {
- public:
-  unique_fd() = default;
-  explicit unique_fd(int fd) noexcept : fd_(fd) {}
-  ~unique_fd();
-  unique_fd(unique_fd&& other) noexcept;
-  unique_fd& operator=(unique_fd&& other) noexcept;
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  [[nodiscard]] int get() const noexcept { return fd_; }
-
- private:
-  int fd_ = -1;
-};
-
 /**
  * @brief Reads a file that must be regular, at most `max_bytes` of it: the type is checked before
  * it is opened (a FIFO would block, a device would read without end) and again on the open
