@@ -95,19 +95,13 @@ std::string describe(const lock_owner& owner) {
 
 directory_lock::directory_lock(const std::string& directory) : path_(directory + "/" + file_name) {
   // Every name below is opened relative to the directory, opened once, and never through a link.
-  directory_fd_ = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  FUNNEL_SYSTEM_CHECK(directory_fd_ < 0, "open", directory);
-  try {
-    acquire(directory);
-  } catch (...) {
-    ::close(std::exchange(directory_fd_, -1));
-    path_.clear();
-    throw;
-  }
+  directory_fd_.reset(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  FUNNEL_SYSTEM_CHECK(!directory_fd_, "open", directory);
+  acquire(directory);
 }
 
 void directory_lock::acquire(const std::string& directory) {
-  const int dir = directory_fd_;
+  const int dir = directory_fd_.get();
   const std::string host = host_name();
   const long self = static_cast<long>(::getpid());
   contents_ = "host=" + host + "\npid=" + std::to_string(self) + "\n";
@@ -183,7 +177,7 @@ directory_lock::~directory_lock() { release(); }
 directory_lock::directory_lock(directory_lock&& other) noexcept
     : path_(std::exchange(other.path_, {})),
       contents_(std::exchange(other.contents_, {})),
-      directory_fd_(std::exchange(other.directory_fd_, -1)),
+      directory_fd_(std::move(other.directory_fd_)),
       took_over_(other.took_over_) {}
 
 directory_lock& directory_lock::operator=(directory_lock&& other) noexcept {
@@ -191,7 +185,7 @@ directory_lock& directory_lock::operator=(directory_lock&& other) noexcept {
     release();
     path_ = std::exchange(other.path_, {});
     contents_ = std::exchange(other.contents_, {});
-    directory_fd_ = std::exchange(other.directory_fd_, -1);
+    directory_fd_ = std::move(other.directory_fd_);
     took_over_ = other.took_over_;
   }
   return *this;
@@ -201,8 +195,8 @@ void directory_lock::release() noexcept {
   if (path_.empty()) return;
   try {
     // Only remove the file if it is still ours: never delete a lock someone else took over.
-    if (read_lock(directory_fd_, file_name, path_) == contents_) {
-      if (::unlinkat(directory_fd_, file_name, 0) != 0) {
+    if (read_lock(directory_fd_.get(), file_name, path_) == contents_) {
+      if (::unlinkat(directory_fd_.get(), file_name, 0) != 0) {
         funnel::detail::log_error("could not remove lock file '" + path_ + "'");
       }
     } else {
@@ -213,7 +207,7 @@ void directory_lock::release() noexcept {
     funnel::detail::log_error(std::string("releasing lock: ") + e.what());
   }
   path_.clear();
-  ::close(std::exchange(directory_fd_, -1));
+  directory_fd_.reset();
 }
 
 }  // namespace funnel::io

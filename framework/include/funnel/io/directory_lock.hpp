@@ -6,6 +6,8 @@
 
 #include <string>
 
+#include "funnel/ipc/unique_fd.hpp"
+
 namespace funnel::io {
 
 /**
@@ -55,7 +57,7 @@ class directory_lock {
 
   std::string path_;
   std::string contents_;
-  int directory_fd_ = -1;  // the locked directory, while the lock is held
+  unique_fd directory_fd_;  // the locked directory, while the lock is held
   bool took_over_ = false;
 };
 
