@@ -163,17 +163,23 @@ void expect_equal_fields(const labeller& l, const std::vector<T>& want, const st
 
 // Runs three steps on two alternating fields (as a solver swapping buffers does), the second
 // step split into begin/finish, and checks every cell after each.
+// A pool for the exchange's fields: exportable (with room for host IPC) unless `exportable` is
+// false (the mpi method).
+funnel::memory_pool halo_pool(const std::string& name, bool exportable = true) {
+  funnel::memory_pool_options options;
+  options.name = name;
+  options.ipc_exportable = exportable;
+  options.host_ipc_capacity = std::size_t{16} << 20;
+  return funnel::memory_pool(test_backend, options);
+}
+
 template <class T>
 void run_scenario(const scenario& s, halo_method method) {
   const std::string what =
       s.name + " " + funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
-  funnel::memory_pool_options options;
-  options.name = "halo test";
-  options.ipc_exportable = method != halo_method::mpi;
-  options.host_ipc_capacity = std::size_t{16} << 20;
-  funnel::memory_pool pool(test_backend, options);
+  funnel::memory_pool pool = halo_pool("halo test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
   const labeller l{d, d.layout(), shared_random_offset()};
   const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(T);
@@ -224,11 +230,7 @@ void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle
                            funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
-  funnel::memory_pool_options options;
-  options.name = "halo cycle test";
-  options.ipc_exportable = method != halo_method::mpi;
-  options.host_ipc_capacity = std::size_t{16} << 20;
-  funnel::memory_pool pool(test_backend, options);
+  funnel::memory_pool pool = halo_pool("halo cycle test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
   const labeller l{d, d.layout(), shared_random_offset()};
   const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(T);
@@ -278,6 +280,16 @@ void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle
   stream.synchronize();
 }
 
+// The parameters of the method-parameterised suites, and their names.
+auto every_method() {
+  return ::testing::Values(halo_method::mpi, halo_method::ipc, halo_method::automatic);
+}
+
+std::string method_name(const ::testing::TestParamInfo<halo_method>& param_info) {
+  return param_info.param == halo_method::automatic ? std::string("automatic")
+                                                    : funnel::to_string(param_info.param);
+}
+
 class HaloExchangeCycle : public ::testing::TestWithParam<halo_method> {};
 
 TEST_P(HaloExchangeCycle, EveryGhostHoldsItsNeighboursValueFloat) {
@@ -296,23 +308,13 @@ TEST(HaloExchangeCycleOfOne, NeighboursWaitUntilTheGhostsAreRead) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, HaloExchangeCycle,
-                         ::testing::Values(halo_method::mpi, halo_method::ipc,
-                                           halo_method::automatic),
-                         [](const ::testing::TestParamInfo<halo_method>& param_info) {
-                           return param_info.param == halo_method::automatic
-                                      ? std::string("automatic")
-                                      : funnel::to_string(param_info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(Methods, HaloExchangeCycle, every_method(), method_name);
 
 // Fields of a bound cycle must come in cycle order: another order would make the neighbours
 // write into the buffer this rank is not exchanging.
 TEST(HaloExchangeErrors, CycleOrderIsEnforced) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
-  funnel::memory_pool_options options;
-  options.ipc_exportable = true;
-  options.host_ipc_capacity = std::size_t{16} << 20;
-  funnel::memory_pool pool(test_backend, options);
+  funnel::memory_pool pool = halo_pool("halo test");
   funnel::stream stream(test_backend);
   const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
   void* a = pool.allocate(stream, bytes);
@@ -347,10 +349,7 @@ TEST(HaloExchangeStall, NeighbourThatStopsIsNamed) {
   const int p = world_size();
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {4 * p, 6, 5}, 1, {p, 1, 1},
                                           {false, false, false});
-  funnel::memory_pool_options options;
-  options.ipc_exportable = true;
-  options.host_ipc_capacity = std::size_t{16} << 20;
-  funnel::memory_pool pool(test_backend, options);
+  funnel::memory_pool pool = halo_pool("halo test");
   funnel::stream stream(test_backend);
   const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
   void* a = pool.allocate(stream, bytes);
@@ -399,14 +398,7 @@ TEST_P(HaloExchange, EveryGhostHoldsItsNeighboursValueDouble) {
   for (const auto& s : scenarios()) run_scenario<double>(s, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(Methods, HaloExchange,
-                         ::testing::Values(halo_method::mpi, halo_method::ipc,
-                                           halo_method::automatic),
-                         [](const ::testing::TestParamInfo<halo_method>& param_info) {
-                           return param_info.param == halo_method::automatic
-                                      ? std::string("automatic")
-                                      : funnel::to_string(param_info.param);
-                         });
+INSTANTIATE_TEST_SUITE_P(Methods, HaloExchange, every_method(), method_name);
 
 TEST(HaloExchangeErrors, RejectsMisuse) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
@@ -451,11 +443,7 @@ TEST(HaloExchangeErrors, IpcRefusesNeighbourWithAnotherFieldLayout) {
     }
     // Two ranks, periodic along x: both faces of each rank go to the other one.
     const funnel::cartesian_decomposition d(pair, {8, 4, 1}, 1, {2, 1, 1}, {true, false, false});
-    funnel::memory_pool_options options;
-    options.name = "halo layout check";
-    options.ipc_exportable = true;
-    options.host_ipc_capacity = std::size_t{16} << 20;
-    funnel::memory_pool pool(test_backend, options);
+    funnel::memory_pool pool = halo_pool("halo layout check");
     funnel::stream stream(test_backend);
     const std::size_t element = rank % 2 == 0 ? sizeof(float) : sizeof(double);
     const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * 8;
