@@ -88,19 +88,6 @@ void ipc_handshake_transport::exchange_events() {
   }
 }
 
-void ipc_handshake_transport::send(const void* data, std::size_t bytes, int to, int tag) {
-  pending_sends_.emplace_back();
-  FUNNEL_MPI_TRY(
-      MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm_, &pending_sends_.back()),
-      "halo_exchange: sending to rank " + std::to_string(to));
-}
-
-void ipc_handshake_transport::complete_sends() noexcept {
-  if (pending_sends_.empty()) return;
-  MPI_Waitall(static_cast<int>(pending_sends_.size()), pending_sends_.data(), MPI_STATUSES_IGNORE);
-  pending_sends_.clear();
-}
-
 // The neighbours' "free" messages carry the fields they want written this exchange.
 void ipc_handshake_transport::begin(const exchange_step& step) {
   if (backend_ == backend_kind::cuda) free_event_->record(step.stream);
@@ -121,8 +108,8 @@ void ipc_handshake_transport::begin(const exchange_step& step) {
                   l.path.rank, halo_tag(tag_free, l.path.axis, opposite(l.path.where)), comm_,
                   &recvs.back()),
         "halo_exchange: receiving a neighbour's 'ghosts free'");
-    send(&my_export_, sizeof my_export_, l.path.rank,
-         halo_tag(tag_free, l.path.axis, l.path.where));
+    sends_.send(&my_export_, sizeof my_export_, l.path.rank,
+                halo_tag(tag_free, l.path.axis, l.path.where), comm_);
   }
   FUNNEL_MPI_TRY(MPI_Waitall(static_cast<int>(recvs.size()), recvs.data(), MPI_STATUSES_IGNORE),
                  "halo_exchange: waiting for the neighbours' 'ghosts free'");
@@ -148,7 +135,7 @@ void ipc_handshake_transport::check_peer_fields(const exchange_step& step) {
         m.element_size == static_cast<std::int64_t>(step.element_size)) {
       continue;
     }
-    complete_sends();
+    sends_.wait_quietly();
     throw invalid_argument(
         "halo_exchange: rank " + std::to_string(l.path.rank) + " gives its field interior " +
         describe(theirs) + ", halo " + std::to_string(m.halo) + " and elements of " +
@@ -178,7 +165,7 @@ void ipc_handshake_transport::post(const exchange_step& step, int axis) {
   static const unsigned char written = 1;
   for (const auto& l : links_) {
     if (l.path.axis == axis)
-      send(&written, 1, l.path.rank, halo_tag(tag_written, axis, l.path.where));
+      sends_.send(&written, 1, l.path.rank, halo_tag(tag_written, axis, l.path.where), comm_);
   }
 }
 
@@ -195,13 +182,7 @@ void ipc_handshake_transport::complete(const exchange_step& step, int axis) {
   }
 }
 
-void ipc_handshake_transport::finish(const exchange_step& /*step*/) {
-  if (pending_sends_.empty()) return;
-  FUNNEL_MPI_TRY(MPI_Waitall(static_cast<int>(pending_sends_.size()), pending_sends_.data(),
-                             MPI_STATUSES_IGNORE),
-                 "halo_exchange: completing the sends");
-  pending_sends_.clear();
-}
+void ipc_handshake_transport::finish(const exchange_step& /*step*/) { sends_.wait(); }
 
 void ipc_handshake_transport::release() noexcept {
   for (auto& [rank, peer] : peers_) peer.release();

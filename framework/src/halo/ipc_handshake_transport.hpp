@@ -19,6 +19,7 @@
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/event.hpp"
 #include "halo_link.hpp"
+#include "pending_sends.hpp"
 
 namespace funnel::detail {
 
@@ -89,8 +90,6 @@ class ipc_handshake_transport final : public link_transport {
 
   void exchange_events();
   void check_peer_fields(const exchange_step& step);
-  void send(const void* data, std::size_t bytes, int to, int tag);
-  void complete_sends() noexcept;
 
   std::vector<halo_link> links_;
   std::vector<link_state> state_;  // one per link
@@ -103,7 +102,7 @@ class ipc_handshake_transport final : public link_transport {
   std::array<std::optional<event>, 3> written_events_;
   void* exported_field_ = nullptr;
   field_message my_export_{};
-  std::vector<MPI_Request> pending_sends_;
+  pending_sends sends_;
 };
 
 }  // namespace funnel::detail

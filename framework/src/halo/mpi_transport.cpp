@@ -50,13 +50,6 @@ void mpi_transport::begin(const exchange_step& /*step*/) {
   if (idle_) idle_->synchronize();
 }
 
-void mpi_transport::send(const void* data, std::size_t bytes, int to, int tag) {
-  pending_sends_.emplace_back();
-  FUNNEL_MPI_TRY(
-      MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, to, tag, comm_, &pending_sends_.back()),
-      "halo_exchange: sending to rank " + std::to_string(to));
-}
-
 void mpi_transport::post(const exchange_step& step, int axis) {
   bool staged = false;
   bool aware = false;
@@ -73,7 +66,8 @@ void mpi_transport::post(const exchange_step& step, int axis) {
     step.copy(dense_block(b.send.data(), l.send_region.extents()), step.block(l.send_region),
               l.send_region);
     if (t == halo_transport::mpi_host) {
-      send(b.send.data(), l.bytes, l.path.rank, halo_tag(tag_data, axis, l.path.where));
+      sends_.send(b.send.data(), l.bytes, l.path.rank, halo_tag(tag_data, axis, l.path.where),
+                  comm_);
     } else if (t == halo_transport::mpi_staged) {
       copy_async(step.stream, b.send_staging->data(), b.send.data(), l.bytes);
       b.staged->record(step.stream);
@@ -91,10 +85,10 @@ void mpi_transport::post(const exchange_step& step, int axis) {
     buffers& b = buffers_[i];
     const int tag = halo_tag(tag_data, axis, l.path.where);
     if (aware && l.path.transport == halo_transport::mpi_cuda_aware) {
-      send(b.send.data(), l.bytes, l.path.rank, tag);
+      sends_.send(b.send.data(), l.bytes, l.path.rank, tag, comm_);
     } else if (staged && l.path.transport == halo_transport::mpi_staged) {
       b.staged->synchronize();
-      send(b.send_staging->data(), l.bytes, l.path.rank, tag);
+      sends_.send(b.send_staging->data(), l.bytes, l.path.rank, tag, comm_);
     }
   }
 }
@@ -126,12 +120,7 @@ void mpi_transport::complete(const exchange_step& step, int axis) {
 }
 
 void mpi_transport::finish(const exchange_step& step) {
-  if (!pending_sends_.empty()) {
-    FUNNEL_MPI_TRY(MPI_Waitall(static_cast<int>(pending_sends_.size()), pending_sends_.data(),
-                               MPI_STATUSES_IGNORE),
-                   "halo_exchange: completing the sends");
-    pending_sends_.clear();
-  }
+  sends_.wait();
   if (idle_) idle_->record(step.stream);
 }
 

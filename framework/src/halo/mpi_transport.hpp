@@ -15,6 +15,7 @@
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "halo_link.hpp"
+#include "pending_sends.hpp"
 
 namespace funnel::detail {
 
@@ -48,12 +49,10 @@ class mpi_transport final : public link_transport {
     MPI_Request recv_request = MPI_REQUEST_NULL;
   };
 
-  void send(const void* data, std::size_t bytes, int to, int tag);
-
   std::vector<halo_link> links_;
   std::vector<buffers> buffers_;  // one per link
   MPI_Comm comm_;
-  std::vector<MPI_Request> pending_sends_;
+  pending_sends sends_;
   std::optional<event> idle_;  // staged / CUDA-aware: the last exchange's unpacks are done
 };
 
