@@ -1,14 +1,11 @@
 #include "ipc_ordered_transport.hpp"
 
 #include <cstring>
-#include <limits>
 #include <string>
 #include <utility>
 
 #include "funnel/error.hpp"
-#include "funnel/runtime/stream_operations.hpp"
 #include "halo_tags.hpp"
-#include "stream_signals.hpp"
 
 namespace funnel::detail {
 namespace {
@@ -42,6 +39,7 @@ ipc_ordered_transport::ipc_ordered_transport(
       peers_(std::move(peers)),
       cycle_length_(cycle.size()),
       watchdog_(&watchdog) {
+  ops_.reserve(links_.size());
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
                      " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
@@ -129,24 +127,25 @@ void ipc_ordered_transport::run(const exchange_step& step, const std::vector<sig
 
 void ipc_ordered_transport::begin(const exchange_step& step) {
   if (links_.empty() || step.count <= 1 || cycle_length_ > 1) return;
-  std::vector<signal_op> ops;
+  ops_.clear();
   for (std::size_t i = 0; i < links_.size(); ++i) {
-    ops.push_back({signal_op::kind::write, &remote_[i].signals->consumed[links_[i].remote_face()],
-                   step.count - 1});
+    ops_.push_back({signal_op::kind::write, &remote_[i].signals->consumed[links_[i].remote_face()],
+                    step.count - 1});
   }
-  run(step, ops, "");
+  run(step, ops_, "");
 }
 
 void ipc_ordered_transport::post(const exchange_step& step, int axis) {
   if (!has_axis(axis)) return;
-  std::vector<signal_op> ops;
+  ops_.clear();
   if (cycle_length_ == 1 && step.count > 1) {
     for (const auto& l : links_) {
       if (l.path.axis != axis) continue;
-      ops.push_back({signal_op::kind::wait, &signals_.words()->consumed[l.face()], step.count - 1});
+      ops_.push_back(
+          {signal_op::kind::wait, &signals_.words()->consumed[l.face()], step.count - 1});
     }
-    run(step, ops, "to be done with the ghosts this rank is about to overwrite");
-    ops.clear();
+    run(step, ops_, "to be done with the ghosts this rank is about to overwrite");
+    ops_.clear();
   }
   // Every face of the axis in one copy launch, then every signal in one batch.
   strided_copy copies[max_batch];
@@ -157,22 +156,22 @@ void ipc_ordered_transport::post(const exchange_step& step, int axis) {
     void* target = remote_[i].fields[step.field_index];
     copies[count++] = {field_block(target, l.remote_layout, l.remote_region, step.element_size),
                        step.block(l.send_region), l.send_region.extents()};
-    ops.push_back(
+    ops_.push_back(
         {signal_op::kind::write, &remote_[i].signals->written[l.remote_face()], step.count});
   }
   copy_strided_batch(step.stream, step.element_size, copies, count);
-  run(step, ops, "");
+  run(step, ops_, "");
 }
 
 void ipc_ordered_transport::complete(const exchange_step& step, int axis) {
   if (!has_axis(axis)) return;
-  std::vector<signal_op> ops;
+  ops_.clear();
   for (const auto& l : links_) {
     if (l.path.axis == axis) {
-      ops.push_back({signal_op::kind::wait, &signals_.words()->written[l.face()], step.count});
+      ops_.push_back({signal_op::kind::wait, &signals_.words()->written[l.face()], step.count});
     }
   }
-  run(step, ops, "to write this rank's ghosts");
+  run(step, ops_, "to write this rank's ghosts");
 }
 
 void ipc_ordered_transport::release() noexcept {

@@ -18,11 +18,9 @@
 
 #include <mpi.h>
 
-#include <cstdint>
 #include <map>
 #include <vector>
 
-#include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "ipc_handshake_transport.hpp"
 #include "signal_block.hpp"
@@ -76,6 +74,7 @@ class ipc_ordered_transport final : public link_transport {
   signal_block signals_;
   std::size_t cycle_length_;
   const stall_watchdog* watchdog_;
+  std::vector<signal_op> ops_;  // the signals of one call, reused: no allocation per step
 };
 
 }  // namespace funnel::detail
