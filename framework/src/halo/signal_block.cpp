@@ -5,7 +5,6 @@
 
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
-#include "funnel/runtime/stream_operations.hpp"
 
 #if FUNNEL_HAS_CUDA
 #include <cuda_runtime_api.h>
