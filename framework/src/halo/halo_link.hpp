@@ -93,7 +93,6 @@ class link_transport {
   /// @brief Releases what other ranks map (collective part of halo_exchange::close()).
   virtual void release() noexcept {}
 
- protected:
   /// @brief True when some link of this transport lies along `axis`.
   [[nodiscard]] bool has_axis(int axis) const noexcept {
     for (const auto& l : links()) {
