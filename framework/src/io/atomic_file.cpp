@@ -49,18 +49,8 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   const std::string shown = path + ".tmp";
   const unique_fd dir(::open(dir_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   FUNNEL_SYSTEM_CHECK(dir.get() < 0, "open", dir_path);
-  // Created exclusively and never through a link: a temporary left by a killed writer is removed
-  // first (unlinking a planted link removes the link, not its target).
-  const auto create = [&] {
-    return unique_fd(::openat(dir.get(), tmp.c_str(),
-                              O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  };
-  unique_fd fd = create();
-  if (fd.get() < 0 && errno == EEXIST) {
-    FUNNEL_SYSTEM_CHECK(::unlinkat(dir.get(), tmp.c_str(), 0) != 0, "unlink", shown);
-    fd = create();
-  }
-  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", shown);
+  // A temporary left by a killed writer (or a link planted under its name) is replaced.
+  const unique_fd fd = detail::create_replacing(dir.get(), tmp, shown, 0644);
   write_all(fd.get(), contents, shown);
   FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", shown);
   FUNNEL_SYSTEM_CHECK(::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0, "rename",

@@ -65,20 +65,10 @@ bool process_alive(long pid) {
 // Lock files are a few dozen bytes.
 constexpr std::size_t max_lock_bytes = 4096;
 
-// Created exclusively, never through a link (a leftover of this name, e.g. of an earlier process
-// with the same pid, or a link someone planted, is removed first, never followed).
+// A leftover of this name (e.g. of an earlier process with the same pid) is replaced.
 void write_private_file(int dir, const std::string& name, const std::string& shown,
                         const std::string& contents) {
-  const auto create = [&] {
-    return unique_fd(
-        ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
-  };
-  unique_fd fd = create();
-  if (fd.get() < 0 && errno == EEXIST) {
-    FUNNEL_SYSTEM_CHECK(::unlinkat(dir, name.c_str(), 0) != 0, "unlink", shown);
-    fd = create();
-  }
-  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", shown);
+  const unique_fd fd = detail::create_replacing(dir, name, shown, 0644);
   const ssize_t n = ::write(fd.get(), contents.data(), contents.size());
   FUNNEL_SYSTEM_CHECK(n != static_cast<ssize_t>(contents.size()), "write", shown);
 }

@@ -193,6 +193,21 @@ std::string read_regular_at(int dir, const std::string& name, const std::string&
   return contents;
 }
 
+unique_fd create_replacing(int dir, const std::string& name, const std::string& shown,
+                           mode_t mode) {
+  const auto create = [&] {
+    return unique_fd(
+        ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode));
+  };
+  unique_fd fd = create();
+  if (!fd && errno == EEXIST) {
+    FUNNEL_SYSTEM_CHECK(::unlinkat(dir, name.c_str(), 0) != 0, "unlink", shown);
+    fd = create();
+  }
+  FUNNEL_SYSTEM_CHECK(!fd, "open", shown);
+  return fd;
+}
+
 void require_regular_file(const std::string& path, const std::string& what, bool follow_links) {
   struct stat st {};
   const int rc = follow_links ? ::stat(path.c_str(), &st) : ::lstat(path.c_str(), &st);
@@ -232,18 +247,8 @@ void space_reservation::release() noexcept {
 }
 
 space_reservation reserve_space(const std::string& path, std::uint64_t bytes) {
-  // A placeholder left by a killed writer is replaced (a link of that name is removed, never
-  // followed).
-  const auto create = [&] {
-    return unique_fd(
-        ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600));
-  };
-  unique_fd fd = create();
-  if (fd.get() < 0 && errno == EEXIST) {
-    FUNNEL_SYSTEM_CHECK(::unlink(path.c_str()) != 0, "unlink", path);
-    fd = create();
-  }
-  FUNNEL_SYSTEM_CHECK(fd.get() < 0, "open", path);
+  // A placeholder left by a killed writer is replaced.
+  const unique_fd fd = create_replacing(AT_FDCWD, path, path, 0600);
   space_reservation reservation(path);
   const int errnum = allocate(fd.get(), bytes);
   if (errnum == 0) return reservation;

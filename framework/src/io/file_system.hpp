@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "funnel/ipc/unique_fd.hpp"
+
 namespace funnel::io::detail {
 
 /// @brief a + "/" + b.
@@ -47,6 +49,16 @@ std::string file_type_name(mode_t mode);
  */
 std::string read_regular_at(int dir, const std::string& name, const std::string& shown,
                             std::size_t max_bytes, bool follow_links, const std::string& what = {});
+
+/**
+ * @brief Creates `name` (relative to the directory `dir`, or AT_FDCWD) for writing, exclusively
+ * and never through a link (O_EXCL | O_NOFOLLOW): an entry of that name, a leftover of a killed
+ * writer or a link someone planted, is removed first, never followed.
+ * @param shown how the file is named in messages
+ * @param mode permissions of the new file
+ * @throw funnel::system_error when it cannot be removed or created
+ */
+unique_fd create_replacing(int dir, const std::string& name, const std::string& shown, mode_t mode);
 
 /// @brief Throws funnel::error "'<path>' (<what>) is <type>, not a regular file" unless `path` is
 /// a regular file (links followed when `follow_links`); funnel::system_error when it is missing.
