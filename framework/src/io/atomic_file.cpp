@@ -21,16 +21,6 @@ void sync_path(const std::string& path, int flags) {
   FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", path);
 }
 
-void write_all(int fd, const std::string& contents, const std::string& path) {
-  std::size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    FUNNEL_SYSTEM_CHECK(n < 0, "write", path);
-    done += static_cast<std::size_t>(n);
-  }
-}
-
 }  // namespace
 
 void sync_file(const std::string& path) { sync_path(path, O_RDONLY); }
@@ -51,7 +41,7 @@ void write_file_atomically(const std::string& path, const std::string& contents)
   FUNNEL_SYSTEM_CHECK(dir.get() < 0, "open", dir_path);
   // A temporary left by a killed writer (or a link planted under its name) is replaced.
   const unique_fd fd = detail::create_replacing(dir.get(), tmp, shown, 0644);
-  write_all(fd.get(), contents, shown);
+  detail::write_all(fd.get(), contents, shown);
   FUNNEL_SYSTEM_CHECK(::fsync(fd.get()) != 0, "fsync", shown);
   FUNNEL_SYSTEM_CHECK(::renameat(dir.get(), tmp.c_str(), dir.get(), name.c_str()) != 0, "rename",
                       shown + " -> " + path);

@@ -111,9 +111,7 @@ void write_file_sum(const std::string& main, byte_ranges skip) {
   const unique_fd out(
       ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   FUNNEL_SYSTEM_CHECK(out.get() < 0, "open", path);
-  FUNNEL_SYSTEM_CHECK(
-      ::write(out.get(), text.data(), text.size()) != static_cast<ssize_t>(text.size()), "write",
-      path);
+  write_all(out.get(), text, path);
   FUNNEL_SYSTEM_CHECK(::fsync(out.get()) != 0, "fsync", path);
 }
 

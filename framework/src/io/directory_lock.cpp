@@ -69,8 +69,7 @@ constexpr std::size_t max_lock_bytes = 4096;
 void write_private_file(int dir, const std::string& name, const std::string& shown,
                         const std::string& contents) {
   const unique_fd fd = detail::create_replacing(dir, name, shown, 0644);
-  const ssize_t n = ::write(fd.get(), contents.data(), contents.size());
-  FUNNEL_SYSTEM_CHECK(n != static_cast<ssize_t>(contents.size()), "write", shown);
+  detail::write_all(fd.get(), contents, shown);
 }
 
 std::string read_lock(int dir, const std::string& name, const std::string& shown) {

@@ -193,6 +193,16 @@ std::string read_regular_at(int dir, const std::string& name, const std::string&
   return contents;
 }
 
+void write_all(int fd, const std::string& contents, const std::string& path) {
+  std::size_t done = 0;
+  while (done < contents.size()) {
+    const ssize_t n = ::write(fd, contents.data() + done, contents.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    FUNNEL_SYSTEM_CHECK(n < 0, "write", path);
+    done += static_cast<std::size_t>(n);
+  }
+}
+
 unique_fd create_replacing(int dir, const std::string& name, const std::string& shown,
                            mode_t mode) {
   const auto create = [&] {

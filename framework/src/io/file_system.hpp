@@ -50,6 +50,10 @@ std::string file_type_name(mode_t mode);
 std::string read_regular_at(int dir, const std::string& name, const std::string& shown,
                             std::size_t max_bytes, bool follow_links, const std::string& what = {});
 
+/// @brief Writes all of `contents` to `fd` (retrying short and interrupted writes); throws
+/// funnel::system_error naming `path`.
+void write_all(int fd, const std::string& contents, const std::string& path);
+
 /**
  * @brief Creates `name` (relative to the directory `dir`, or AT_FDCWD) for writing, exclusively
  * and never through a link (O_EXCL | O_NOFOLLOW): an entry of that name, a leftover of a killed
