@@ -172,12 +172,18 @@ std::string rank_file_name(int rank) {
   return name;
 }
 
-std::string dtype_summary(const std::vector<field_view>& fields) {
-  std::string type = to_string(fields.front().type);
-  for (const auto& f : fields) {
-    if (to_string(f.type) != type) type = "mixed";
+std::string dtype_summary(const std::vector<dtype>& types) {
+  std::string type = to_string(types.front());
+  for (const dtype t : types) {
+    if (to_string(t) != type) type = "mixed";
   }
   return type;
+}
+
+std::string dtype_summary(const std::vector<field_view>& fields) {
+  std::vector<dtype> types;
+  for (const auto& f : fields) types.push_back(f.type);
+  return dtype_summary(types);
 }
 
 void write_rank_file(const array_file_spec& spec, int rank, const grid_block& block,

@@ -79,7 +79,9 @@ bool valid_field_name(const std::string& name);
 /// The file name of rank `rank`'s block file in file_per_rank mode: "rank-<5+ digits>.h5".
 std::string rank_file_name(int rank);
 
-/// The fields' common dtype name, or "mixed" (the `dtype` attribute).
+/// The common dtype name of `types`, or "mixed" (the `dtype` attribute).
+std::string dtype_summary(const std::vector<dtype>& types);
+/// The fields' common dtype name, or "mixed".
 std::string dtype_summary(const std::vector<field_view>& fields);
 
 /// Writes the attributes of array_metadata plus global_cells, fields, dtype, funnel_version.

@@ -183,10 +183,7 @@ void checkpoint_reader::impl::check_header() const {
       bad("field list '" + detail::excerpt(detail::join_names(header.fields)) + "' is malformed");
     }
   }
-  std::string stored = to_string(types.front());
-  for (const dtype t : types) {
-    if (to_string(t) != stored) stored = "mixed";
-  }
+  const std::string stored = detail::dtype_summary(types);
   if (stored != header.dtype) bad("dtype '" + header.dtype + "' is not its datasets' " + stored);
   std::int64_t cells = 0;
   for (const auto& b : header.writer_boxes) {
