@@ -175,10 +175,11 @@ void checkpoint_reader::impl::check_header() const {
     if (total < 0) bad("the grid " + text(header.global_cells) + " has more than 2^62 cells");
   }
   if (header.fields.empty()) bad("it lists no fields");
+  // Each name was checked by read_datasets() before HDF5 was asked for it; a list may still
+  // name a field twice.
   for (std::size_t i = 0; i < header.fields.size(); ++i) {
     const auto& name = header.fields[i];
-    if (!detail::valid_field_name(name) ||
-        std::find(header.fields.begin(), header.fields.begin() + static_cast<std::ptrdiff_t>(i),
+    if (std::find(header.fields.begin(), header.fields.begin() + static_cast<std::ptrdiff_t>(i),
                   name) != header.fields.begin() + static_cast<std::ptrdiff_t>(i)) {
       bad("field list '" + detail::excerpt(detail::join_names(header.fields)) + "' is malformed");
     }
