@@ -939,7 +939,7 @@ spawned_pid=""
 spawn_as() {
   local who=$1
   shift
-  setpriv --reuid "${who}" --regid "${who}" --clear-groups -- "$@" </dev/null >/dev/null 2>&1 &
+  as_uid "${who}" "$@" </dev/null >/dev/null 2>&1 &
   spawned_pid=$!
   disown "${spawned_pid}"
   spawned+=("${spawned_pid}")
