@@ -952,12 +952,17 @@ attacker_instances() {
   echo "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/$(gpu_tag 0)"
 }
 
-# The attacker's tree for job attack$$: both layouts, every directory 0700 and the attacker's.
-plant() {
-  local inst
+# The attacker's job directories for job attack$$ in both layouts, 0700 and the attacker's.
+plant_roots() {
   as_uid "${attacker}" mkdir -m 700 "${FUNNEL_TMPDIR}/funnel-${attacker}" \
     "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted"
   write_as "${attacker}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/job" "attack$$.0"
+}
+
+# The attacker's tree for job attack$$: both layouts, every directory 0700 and the attacker's.
+plant() {
+  local inst
+  plant_roots
   for inst in $(attacker_instances); do
     as_uid "${attacker}" mkdir -m 700 "${inst}" "${inst}/pipe" "${inst}/log"
   done
@@ -1018,9 +1023,7 @@ case_shared_dirlink() {
     CUDA_MPS_LOG_DIRECTORY="${vinst}/log" "${here}/fake-bin/nvidia-cuda-mps-control" -d
   sleep 0.3
   expect_eq "the victim's daemon runs" 1 "$(pgrep -fc -- "--fake-daemon ${vinst}/pipe")"
-  as_uid "${attacker}" mkdir -m 700 "${FUNNEL_TMPDIR}/funnel-${attacker}" \
-    "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted"
-  write_as "${attacker}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/job" "attack$$.0"
+  plant_roots
   as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-${attacker}/attack$$.0.$(gpu_tag 0)"
   as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/$(gpu_tag 0)"
   as_uid "${attacker}" ln -s "${vroot}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-linked"
