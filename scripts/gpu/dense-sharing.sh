@@ -260,11 +260,16 @@ stage_fault() {
   deadline=$((SECONDS + 60))
   until [[ $(grep -c '^client ' "${log}" || true) -ge 8 ]] || ((SECONDS > deadline)); do sleep 0.2; done
   find "${FUNNEL_TMPDIR}" -path '*/log/*.log' -exec cp {} "${out}/" \; 2>/dev/null || true
+  sleep 2 # and again, for what the server logs as it drops the failed clients
+  find "${FUNNEL_TMPDIR}" -path '*/log/*.log' -exec cp {} "${out}/" \; 2>/dev/null || true
   wait "${job}" || rc=$?
   line=$(grep 'funnel-run: rank 3 ' "${log}" || true)
   record fault "funnel-run names rank 3" "$(verdict test -n "${line}")" "${line:-no line; see fault.log}"
   record fault "the other 7 ranks' results" "$(verdict test "$(clients "${log}" ok)" == 7)" \
     "ok=$(clients "${log}" ok) fault=$(clients "${log}" fault) (status ${rc})"
+  record fault "each rank's status and error" info "$(sed -n \
+    's/^client rank=\([0-9]*\) .*status=\([a-z]*\) step=\([^ ]*\) error=\([^ ]*\).*/\1:\2@\3:\4/p' \
+    "${log}" | sort -n | tr '\n' ' ')"
   record fault "MPS server log about the fault" info \
     "$(grep -ihE 'error|fault|exception|terminat' "${out}"/server.log 2>/dev/null | tail -n 1 || echo 'none copied')"
   check_teardown fault "faulting job"
