@@ -503,8 +503,13 @@ main() {
   for s in nvidia-smi nvidia-cuda-mps-control mpirun setpriv python3; do
     command -v "${s}" >/dev/null || { echo "dense-sharing.sh: ${s} not found" >&2; exit 1; }
   done
+  # A job that just ended (e.g. ctest's) has its daemon stopped by funnel-run's reaper within
+  # seconds: wait for that before calling the daemon someone else's.
+  local deadline=$((SECONDS + 30))
+  while [[ -n $(mps_processes) ]] && ((SECONDS < deadline)); do sleep 0.5; done
   if [[ -n $(mps_processes) ]]; then
-    echo "dense-sharing.sh: an MPS daemon is already running; not touching it" >&2
+    echo "dense-sharing.sh: an MPS daemon is already running (pids $(mps_processes | tr '\n' ' '));" \
+      "not touching it" >&2
     exit 1
   fi
   uuid0=$(nvidia-smi -L | sed -n '1s/.*(UUID: \(GPU-[^)]*\)).*/\1/p')
