@@ -796,18 +796,25 @@ case_startup_failure() {
   for f in $(app_files); do
     expect "app missing on one rank: $(basename "${f}") ended" app_gone "$(app_value "${f}" pid)"
   done
-  # One rank's app fails as its first CUDA call would (here: a fatal GPU fault).
-  rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
-  rc=0
-  out=$(FAKE_APP_SLEEP=30 FAKE_APP_FAULT_RANK=2 timeout 100 "${MPIEXEC}" --oversubscribe -np 4 "${FUNNEL_RUN}" --mps on \
-    -- "${FAKE_APP}" 2>&1) || rc=$?
-  expect "a failing rank: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
-  expect_eq "a failing rank: one line names it" 1 "$(grep -c 'funnel-run: rank .*: the app (pid' <<<"${out}")"
-  expect_contains "a failing rank: with the MPS server's line" \
-    "(local rank 2) on GPU 0 ($(uuid_of 0)): the app (pid" "${out}"
-  expect_contains "a failing rank: and its error" \
-    "exited with status 1; MPS server log: " "${out}"
-  expect_contains "a failing rank: the server's words" "an illegal memory access (fake)" "${out}"
+  # A fatal GPU fault under MPS (local rank 2): the server ends every client's work, so all 4
+  # ranks fail. The one line names the faulting rank with the server's words, whichever rank's
+  # failure comes first: the faulting one (delay 0), or another, echoing it (delay 2).
+  local delay
+  for delay in 0 2; do
+    rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+    rc=0
+    out=$(FAKE_APP_SLEEP=30 FAKE_APP_FAULT_RANK=2 FAKE_APP_FAULT_DELAY=${delay} timeout 100 \
+      "${MPIEXEC}" --oversubscribe -np 4 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+    expect "a fault (delay ${delay}): mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
+    expect "a fault (delay ${delay}): at most one line" \
+      test "$(grep -c 'funnel-run: rank .*: the app (pid' <<<"${out}")" -le 1
+    expect_contains "a fault (delay ${delay}): the line names the faulting rank" \
+      "funnel-run: rank 2 (local rank 2) on GPU 0 ($(uuid_of 0)): the app (pid $(app_value "$(app_file_of_rank 2)" pid)) caused a fatal GPU fault" \
+      "${out}"
+    expect_contains "a fault (delay ${delay}): with the server's words" \
+      "(MPS server: Client {PID: $(app_value "$(app_file_of_rank 2)" pid), Context: 1} encountered a fatal GPU error.)" \
+      "${out}"
+  done
   expect "a failing rank: nothing left" torn_down 20
   expect_eq "a failing rank: no process of the job left" "" "$(case_processes | tr '\n' ' ')"
 }
