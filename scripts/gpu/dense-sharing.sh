@@ -363,7 +363,7 @@ stage_startup() {
 stage_share() {
   local bench=${build}/bin/funnel-bench json=${out}/share.json rc=0 n
   (cd "${out}" && FUNNEL_TMPDIR=${FUNNEL_TMPDIR} timeout 900 "${bench}" share --backend cuda \
-    --ranks 1,2,4,8,16,32,48 --workloads synthetic,heat3d --launches 100 --box-steps 100 \
+    --ranks 1,2,4,8,16,32,48 --workloads synthetic,heat3d --blocks 2 --launches 100 --box-steps 100 \
     --json "${json}") >"${out}/share.log" 2>&1 || rc=$?
   local failed_points
   failed_points=$(grep -c 'failed:' "${out}/share.log" || true)
