@@ -41,6 +41,10 @@ trap 'rm -rf "${work}"' EXIT
 prefix=${work}/install
 cmake --install "${build}" --prefix "${prefix}" >"${out}/install.log" 2>&1
 runner=${prefix}/bin/funnel-run
+# The installed funnel finds the Kokkos it was built with again: the build's Kokkos_DIR.
+kokkos_hint=()
+kokkos_dir=$(sed -n 's/^Kokkos_DIR:PATH=//p' "${build}/CMakeCache.txt" 2>/dev/null || true)
+if [[ -n ${kokkos_dir} && ${kokkos_dir} != *NOTFOUND ]]; then kokkos_hint=(-DKokkos_DIR="${kokkos_dir}"); fi
 
 # run LOG RANKS EXE ARGS...: the example under mpirun + funnel-run (MPS on), at most 300 s.
 run() {
@@ -55,7 +59,7 @@ field() { sed -n "s/.*$2 \\([^ ,]*\\).*/\\1/p" "$1" | tail -n 1; }
 # example NAME PROGRAM: build against the install, then the answers and the time.
 example() {
   local name=$1 prog=$2 dir=${work}/$1 exe one n rc norm t1 t8
-  if ! cmake -S "${repo}/examples/${name}" -B "${dir}" -G Ninja \
+  if ! cmake -S "${repo}/examples/${name}" -B "${dir}" -G Ninja "${kokkos_hint[@]}" \
     -DCMAKE_PREFIX_PATH="${prefix};${CMAKE_PREFIX_PATH:-}" >"${out}/${name}-configure.log" 2>&1 ||
     ! cmake --build "${dir}" >"${out}/${name}-build.log" 2>&1; then
     record "${name}: build" FAIL "see ${name}-configure.log / ${name}-build.log"
