@@ -1,8 +1,6 @@
 // Kokkos implementation of heat3d_step: parallel_for over an MDRangePolicy (x fastest) on the
 // execution-space instance of the caller's stream, over unmanaged views of the caller's arrays.
 // Per-cell arithmetic: detail::heat_update_{1,2,3}d, as in the CUDA and host kernels.
-// In 3D each work item marches up a column of z_run cells (x, y fixed), keeping its z-neighbours
-// in registers: 5 loads per cell instead of 7, as the CUDA kernel does.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
 
@@ -15,7 +13,6 @@
 namespace funnel::kernels::detail::kokkos {
 namespace {
 
-/// 1D and 2D: one cell per work item.
 template <class T, int Dims, class MemorySpace>
 struct heat_functor {
   funnel::kokkos::unmanaged_field_view<const T, MemorySpace> in;
@@ -24,7 +21,10 @@ struct heat_functor {
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j,
                                          const std::int64_t k) const {
-    if constexpr (Dims == 2) {
+    if constexpr (Dims == 3) {
+      out(i, j, k) = heat_update_3d(in(i, j, k), in(i - 1, j, k), in(i + 1, j, k), in(i, j - 1, k),
+                                    in(i, j + 1, k), in(i, j, k - 1), in(i, j, k + 1), c);
+    } else if constexpr (Dims == 2) {
       out(i, j, k) = heat_update_2d(in(i, j, k), in(i - 1, j, k), in(i + 1, j, k), in(i, j - 1, k),
                                     in(i, j + 1, k), c);
     } else {
@@ -33,52 +33,14 @@ struct heat_functor {
   }
 };
 
-/// Cells of one z-column a 3D work item updates.
-constexpr std::int64_t z_run = 8;
-
-/// 3D: the work item (i, j, run) updates cells (i, j, k) for k in its run of z_run planes.
-template <class T, class MemorySpace>
-struct heat_column_functor {
-  funnel::kokkos::unmanaged_field_view<const T, MemorySpace> in;
-  funnel::kokkos::unmanaged_field_view<T, MemorySpace> out;
-  T c;
-  std::int64_t z_lo;  // the region's first plane
-  std::int64_t z_hi;  // one past its last
-
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j,
-                                         const std::int64_t run) const {
-    const std::int64_t k0 = z_lo + run * z_run;
-    const std::int64_t k1 = k0 + z_run < z_hi ? k0 + z_run : z_hi;
-    T below = in(i, j, k0 - 1);
-    T centre = in(i, j, k0);
-    for (std::int64_t k = k0; k < k1; ++k) {
-      const T above = in(i, j, k + 1);
-      out(i, j, k) = heat_update_3d(centre, in(i - 1, j, k), in(i + 1, j, k), in(i, j - 1, k),
-                                    in(i, j + 1, k), below, above, c);
-      below = centre;
-      centre = above;
-    }
-  }
-};
-
 template <int Dims, class Space, class T>
 void run_heat(const Space& space, const field_layout& layout, const T* in, T* out,
               const box& region, T c) {
   using memory_space = typename Space::memory_space;
-  const auto in_view = funnel::kokkos::field_view<memory_space>(in, layout);
-  const auto out_view = funnel::kokkos::field_view<memory_space>(out, layout);
-  if constexpr (Dims == 3) {
-    // The runs of z planes are the third axis of the policy.
-    box runs = region;
-    runs.lo[2] = 0;
-    runs.hi[2] = (region.extent(2) + z_run - 1) / z_run;
-    const heat_column_functor<T, memory_space> functor{in_view, out_view, c, region.lo[2],
-                                                       region.hi[2]};
-    Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, runs), functor);
-  } else {
-    const heat_functor<T, Dims, memory_space> functor{in_view, out_view, c};
-    Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, region), functor);
-  }
+  const heat_functor<T, Dims, memory_space> functor{
+      funnel::kokkos::field_view<memory_space>(in, layout),
+      funnel::kokkos::field_view<memory_space>(out, layout), c};
+  Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, region), functor);
 }
 
 }  // namespace
