@@ -1,46 +1,60 @@
 // Kokkos implementation of heat3d_step: parallel_for over an MDRangePolicy (x fastest) on the
-// execution-space instance of the caller's stream, over unmanaged views of the caller's arrays.
+// execution-space instance of the caller's stream, over the caller's arrays.
 // Per-cell arithmetic: detail::heat_update_{1,2,3}d, as in the CUDA and host kernels.
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <limits>
 
 #include "detail/backends.hpp"
 #include "funnel/kernels/detail/stencil_arithmetic.hpp"
 #include "funnel/kokkos/execution_space.hpp"
-#include "funnel/kokkos/unmanaged_view.hpp"
 #include "kokkos_support.hpp"
 
 namespace funnel::kernels::detail::kokkos {
 namespace {
 
-template <class T, int Dims, class MemorySpace>
+/// One cell per work item, addressed as one index plus fixed neighbour offsets (cheaper on the GPU
+/// than seven 3D view indexings). Index is int when the field has fewer than 2^31 cells: 32-bit
+/// index arithmetic measured 0.61 / 0.96 of the CUDA kernel at 512^3 float / double on an H100,
+/// against 0.59 / 0.83 with 64-bit and 0.39 / 0.68 with view indexing (Kokkos 4.6.99).
+template <class T, int Dims, class Index>
 struct heat_functor {
-  funnel::kokkos::unmanaged_field_view<const T, MemorySpace> in;
-  funnel::kokkos::unmanaged_field_view<T, MemorySpace> out;
+  const T* in;
+  T* out;
+  Index sy;  // distance of the y neighbours
+  Index sz;  // of the z neighbours
   T c;
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t i, const std::int64_t j,
-                                         const std::int64_t k) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const Index i, const Index j, const Index k) const {
+    const Index at = i + sy * j + sz * k;
+    const T* p = in + at;
     if constexpr (Dims == 3) {
-      out(i, j, k) = heat_update_3d(in(i, j, k), in(i - 1, j, k), in(i + 1, j, k), in(i, j - 1, k),
-                                    in(i, j + 1, k), in(i, j, k - 1), in(i, j, k + 1), c);
+      out[at] = heat_update_3d(p[0], p[-1], p[1], p[-sy], p[sy], p[-sz], p[sz], c);
     } else if constexpr (Dims == 2) {
-      out(i, j, k) = heat_update_2d(in(i, j, k), in(i - 1, j, k), in(i + 1, j, k), in(i, j - 1, k),
-                                    in(i, j + 1, k), c);
+      out[at] = heat_update_2d(p[0], p[-1], p[1], p[-sy], p[sy], c);
     } else {
-      out(i, j, k) = heat_update_1d(in(i, j, k), in(i - 1, j, k), in(i + 1, j, k), c);
+      out[at] = heat_update_1d(p[0], p[-1], p[1], c);
     }
   }
 };
 
+template <int Dims, class Index, class Space, class T>
+void run_heat(const Space& space, const field_layout& layout, const T* in, T* out,
+              const box& region, T c) {
+  const auto sy = static_cast<Index>(layout.allocated(0));
+  const auto sz = static_cast<Index>(layout.allocated(0) * layout.allocated(1));
+  const heat_functor<T, Dims, Index> functor{in, out, sy, sz, c};
+  Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, region), functor);
+}
+
 template <int Dims, class Space, class T>
 void run_heat(const Space& space, const field_layout& layout, const T* in, T* out,
               const box& region, T c) {
-  using memory_space = typename Space::memory_space;
-  const heat_functor<T, Dims, memory_space> functor{
-      funnel::kokkos::field_view<memory_space>(in, layout),
-      funnel::kokkos::field_view<memory_space>(out, layout), c};
-  Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, region), functor);
+  if (layout.allocated_cells() <= std::numeric_limits<int>::max()) {
+    run_heat<Dims, int>(space, layout, in, out, region, c);
+  } else {
+    run_heat<Dims, std::int64_t>(space, layout, in, out, region, c);
+  }
 }
 
 }  // namespace

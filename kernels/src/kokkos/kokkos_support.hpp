@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <type_traits>
 
@@ -13,12 +14,17 @@
 
 namespace funnel::kernels::detail::kokkos {
 
-/// MDRangePolicy over the first `Rank` axes of `region`, x iterated fastest (funnel's layout).
+/// MDRangePolicy over the first `Rank` axes of `region`, x iterated fastest (funnel's layout),
+/// with int coordinates (cheaper on the GPU than 64-bit ones; a field axis is far below 2^31).
 template <int Rank, class Space>
 auto box_policy(const Space& space, const box& region) {
+  for (int axis = 0; axis < Rank; ++axis) {
+    FUNNEL_EXPECTS(region.lo[axis] >= 0 && region.hi[axis] <= std::numeric_limits<int>::max(),
+                   "kokkos kernels: a region coordinate beyond 2^31 - 1");
+  }
   using policy =
       Kokkos::MDRangePolicy<Space, Kokkos::Rank<Rank, Kokkos::Iterate::Left, Kokkos::Iterate::Left>,
-                            Kokkos::IndexType<std::int64_t>>;
+                            Kokkos::IndexType<int>>;
   typename policy::point_type lo{};
   typename policy::point_type hi{};
   for (int axis = 0; axis < Rank; ++axis) {
