@@ -8,6 +8,7 @@
 #include "funnel/runtime/event_ipc_handle.hpp"
 #include "funnel/runtime/stream_operations.hpp"
 #include "halo_tags.hpp"
+#include "setup_swap.hpp"
 
 namespace funnel::detail {
 
@@ -58,27 +59,8 @@ void ipc_handshake_transport::exchange_events() {
     written_events_[static_cast<std::size_t>(axis)].emplace(backend_, event_flags::interprocess);
     mine.written[axis] = written_events_[static_cast<std::size_t>(axis)]->export_ipc();
   }
-  // Receives first, then sends, then one wait: with both faces of an axis towards one rank (a
-  // periodic axis of two ranks), blocking Sendrecv calls in link order would deadlock.
-  std::vector<event_handles> theirs(links_.size());
-  std::vector<MPI_Request> requests(2 * links_.size(), MPI_REQUEST_NULL);
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    const halo_link& l = links_[i];
-    FUNNEL_MPI_TRY(
-        MPI_Irecv(&theirs[i], sizeof(event_handles), MPI_BYTE, l.path.rank,
-                  halo_tag(tag_setup, l.path.axis, opposite(l.path.where)), comm_, &requests[i]),
-        "halo_exchange: receiving IPC event handles");
-  }
-  for (std::size_t i = 0; i < links_.size(); ++i) {
-    const halo_link& l = links_[i];
-    FUNNEL_MPI_TRY(MPI_Isend(&mine, sizeof mine, MPI_BYTE, l.path.rank,
-                             halo_tag(tag_setup, l.path.axis, l.path.where), comm_,
-                             &requests[links_.size() + i]),
-                   "halo_exchange: sending IPC event handles");
-  }
-  FUNNEL_MPI_TRY(
-      MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-      "halo_exchange: exchanging IPC event handles");
+  const std::vector<event_handles> theirs =
+      swap_setup_messages(comm_, links_, mine, "IPC event handles");
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
     peer_events& peer = peer_events_[l.path.rank];

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "funnel/error.hpp"
-#include "halo_tags.hpp"
+#include "setup_swap.hpp"
 
 namespace funnel::detail {
 namespace {
@@ -55,22 +55,7 @@ ipc_ordered_transport::ipc_ordered_transport(
     mine.halo = layout.halo;
     mine.element_size = static_cast<std::int64_t>(element_size);
 
-    // Receives first, then sends, then one wait (two faces towards one rank must not deadlock).
-    std::vector<MPI_Request> requests(2 * links_.size(), MPI_REQUEST_NULL);
-    for (std::size_t i = 0; i < links_.size(); ++i) {
-      const halo_link& l = links_[i];
-      FUNNEL_MPI_TRY(
-          MPI_Irecv(&theirs[i], sizeof(setup_message), MPI_BYTE, l.path.rank,
-                    halo_tag(tag_setup, l.path.axis, opposite(l.path.where)), comm, &requests[i]),
-          "halo_exchange: receiving a neighbour's signal words");
-      FUNNEL_MPI_TRY(MPI_Isend(&mine, sizeof mine, MPI_BYTE, l.path.rank,
-                               halo_tag(tag_setup, l.path.axis, l.path.where), comm,
-                               &requests[links_.size() + i]),
-                     "halo_exchange: sending this rank's signal words");
-    }
-    FUNNEL_MPI_TRY(
-        MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE),
-        "halo_exchange: exchanging signal words");
+    theirs = swap_setup_messages(comm, links_, mine, "signal words");
     for (std::size_t i = 0; i < links_.size() && error.empty(); ++i) {
       const halo_link& l = links_[i];
       const setup_message& m = theirs[i];
