@@ -6,13 +6,14 @@ the XDMF index (valid XML, right files, datasets and dimensions). Exits 77 (skip
 In per_rank mode the output directory is moved and read from another working directory first,
 to prove the virtual datasets point at their block files by relative paths.
 """
-import argparse
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import xml.etree.ElementTree as ET
+
+import io_driver
 
 SKIP = 77
 
@@ -95,11 +96,7 @@ class Checker:
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--np-flag", default="-n")
-    parser.add_argument("--writer", required=True)
-    parser.add_argument("--mode", choices=["shared", "per_rank"], required=True)
+    parser = io_driver.parser(__doc__, "--writer")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="funnel-snapshots-") as tmp:

@@ -7,13 +7,14 @@ needs, and the next checkpoint (and a snapshot) must fail within the time limit 
 left on device", while the previous checkpoint stays loadable. Once space is back, the series
 continues. Skips (77) where no mount namespace or tmpfs can be made (not root).
 """
-import argparse
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+
+import io_driver
 
 SKIP = 77
 INSIDE = "FUNNEL_FULL_FS_NAMESPACE"
@@ -94,11 +95,7 @@ def inside(args):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--np-flag", default="-n")
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--mode", choices=["shared", "per_rank"], required=True)
+    parser = io_driver.parser(__doc__)
     parser.add_argument("--ranks", type=int, default=3)
     parser.add_argument("--seed", default="12345")
     parser.add_argument("--leave", type=int, default=200 * 1024,

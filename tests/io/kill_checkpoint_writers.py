@@ -7,7 +7,6 @@ random delay, then checks with a fresh MPI job (1 or 3 ranks, another decomposit
 `latest` names a complete checkpoint whose every block matches its checksum and reads back
 bitwise, at least as new as the last one the writer reported done.
 """
-import argparse
 import os
 import random
 import select
@@ -19,6 +18,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from proctree import descendants  # noqa: E402
+
+import io_driver
 
 NO_CHECKPOINT = 3
 
@@ -65,11 +66,7 @@ def read_lines(proc, timeout):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--np-flag", default="-n")
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--mode", choices=["shared", "per_rank"], required=True)
+    parser = io_driver.parser(__doc__)
     parser.add_argument("--iterations", type=int, default=20)
     parser.add_argument("--max-delay", type=float, default=0.6)
     args = parser.parse_args()

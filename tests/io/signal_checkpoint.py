@@ -3,7 +3,6 @@
 job step) and SIGTERM (to one rank only) must make the job checkpoint the current step on all
 ranks and exit with funnel::io::termination_request::requeue_exit_code (75); the checkpoint
 must then verify and read back bitwise on another number of ranks."""
-import argparse
 import os
 import random
 import signal
@@ -14,6 +13,8 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from proctree import descendants  # noqa: E402
+
+import io_driver
 
 REQUEUE = 75
 
@@ -55,11 +56,7 @@ def one_case(args, target, signum, seed):
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--mpiexec", required=True)
-    parser.add_argument("--np-flag", default="-n")
-    parser.add_argument("--tool", required=True)
-    parser.add_argument("--mode", choices=["shared", "per_rank"], required=True)
+    parser = io_driver.parser(__doc__)
     args = parser.parse_args()
     seed = str(random.randrange(1, 10**9))
     failures = [f for f in (one_case(args, "mpirun", signal.SIGUSR1, seed),
