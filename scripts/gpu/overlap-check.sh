@@ -3,13 +3,14 @@
 # funnel-run with MPS (issue #14's option): each field bitwise equal to one rank's
 # (--field-dump), for
 #   heat3d 96x80x64, 10 steps, on 7, 17, 32 and 48 ranks (primes and dense sharing)
-#   heat3d 48x1x1 (boxes of one cell on 48 ranks) and 96x80x1 (one cell thick) on 7 ranks
+#   heat3d 96x1x1 on 48 ranks (boxes of 2 cells, the smallest funnel splits to) and 96x80x1
+#   (one cell thick) on 7 ranks; 48x1x1 on 48 ranks (boxes of 1 cell) is refused: exit 2, one line
 # Usage: scripts/gpu/overlap-check.sh [--help] BUILD_DIR   (details under $OUT or ./gpu-out;
 # OVERLAP_BACKEND=host OVERLAP_MPS=off OVERLAP_RANKS="3 5" run the same without a GPU)
 # A short table is printed last; the exit status is non-zero when any check failed.
 set -euo pipefail
 
-usage() { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then usage; exit 0; fi
 [[ $# -eq 1 ]] || { usage >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -66,7 +67,15 @@ grid() {
 }
 
 grid cube 96,80,64 "${counts[@]}"
-grid cells 48,1,1 "${counts[-1]}"
+grid cells 96,1,1 "${counts[-1]}"
+# Boxes of one cell along a split axis get no ghosts: refused by every rank alike, one line.
+rc=$(stencil refused "${counts[-1]}" --n 48,1,1)
+lines=$(grep -c 'leaves boxes of 1 cell' "${out}/refused.log" || true)
+if [[ ${rc} -eq 2 && ${lines} -eq 1 ]]; then
+  record "48,1,1 on ${counts[-1]} ranks refused" ok "exit 2, one line"
+else
+  record "48,1,1 on ${counts[-1]} ranks refused" FAIL "exit ${rc}, ${lines} line(s)"
+fi
 grid thin 96,80,1 "${counts[0]}"
 
 printf '%s\n' "${table[@]}" | tee "${out}/table.txt"
