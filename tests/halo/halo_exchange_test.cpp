@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include "funnel/halo/box_copy.hpp"
 #include "funnel/halo/halo_options.hpp"
 #include "funnel/memory/memory_pool.hpp"
+#include "funnel/runtime/graph.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
 
@@ -309,6 +311,74 @@ TEST(HaloExchangeCycleOfOne, NeighboursWaitUntilTheGhostsAreRead) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, HaloExchangeCycle, every_method(), method_name);
+
+// A CUDA graph of two exchanges (one per field of the cycle), captured once and launched three
+// times with new interior values each time, gives the right ghosts every time: the exchanges
+// read their count from the GPU (kernel signals, forced here where MPS may be absent). The graph
+// copies each field right after its exchange (the ghosts are the exchange's until the next one
+// of this rank, so they are read in stream order, as a stencil would). On the host backend
+// nothing can be replayed, and replayed() says so.
+TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
+  ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
+  const scenario s = scenarios().front();
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::memory_pool pool = halo_pool("halo replay test", true);
+  funnel::stream stream(test_backend);
+  const labeller l{d, d.layout(), shared_random_offset()};
+  const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(double);
+  std::array<double*, 4> buffers{};  // the two fields, then a copy of each
+  for (auto& b : buffers) b = static_cast<double*>(pool.allocate(stream, bytes));
+  double* staging = static_cast<double*>(pool.allocate(stream, bytes));
+  const std::vector<double> poison = fill<double>(l, -1, false);
+  for (double* b : buffers) funnel::copy_async(stream, b, poison.data(), bytes);
+  stream.synchronize();
+  {
+    funnel::halo_options o;
+    o.field_cycle = {buffers[0], buffers[1]};
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(double), o);
+    if (test_backend == funnel::backend_kind::host) {
+      EXPECT_FALSE(exchange.replayable());
+      EXPECT_THROW(exchange.replayed(2), funnel::invalid_argument);
+    } else {
+      ASSERT_TRUE(exchange.replayable());
+      const funnel::box interior = l.layout.interior_box();
+      funnel::graph g;
+      for (int launch = 0; launch < 3; ++launch) {
+        for (std::size_t f = 0; f < 2; ++f) {  // the interiors only: the ghosts are the exchange's
+          const std::vector<double> values =
+              fill<double>(l, 10 * launch + static_cast<int>(f), false);
+          funnel::copy_async(stream, staging, values.data(), bytes);
+          funnel::copy_box(stream, buffers[f], l.layout, interior, staging, l.layout, interior);
+        }
+        if (launch == 0) {
+          g = funnel::graph::capture(stream, [&] {
+            for (std::size_t f = 0; f < 2; ++f) {
+              exchange.exchange(stream, buffers[f]);
+              funnel::copy_async(stream, buffers[2 + f], buffers[f], bytes);
+            }
+          });
+        } else {
+          exchange.replayed(2);
+        }
+        g.launch(stream);
+        exchange.wait(stream);
+        for (std::size_t f = 0; f < 2; ++f) {
+          std::vector<double> after(poison.size());
+          funnel::copy_async(stream, after.data(), buffers[2 + f], bytes);
+          exchange.wait(stream);
+          expect_equal_fields(l, fill<double>(l, 10 * launch + static_cast<int>(f), true), after,
+                              "launch " + std::to_string(launch) + " field " + std::to_string(f));
+        }
+      }
+      EXPECT_THROW(exchange.replayed(3), funnel::invalid_argument);  // not a whole cycle
+    }
+    exchange.close();
+  }
+  ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
+  for (double* b : buffers) pool.deallocate(stream, b, bytes);
+  pool.deallocate(stream, staging, bytes);
+  stream.synchronize();
+}
 
 // Fields of a bound cycle must come in cycle order: another order would make the neighbours
 // write into the buffer this rank is not exchanging.

@@ -86,6 +86,27 @@ std::chrono::milliseconds stall_timeout(std::chrono::milliseconds given) {
   return std::chrono::seconds(std::stoll(value));
 }
 
+// Whether the GPU-ordered path signals with its own kernel (kernel_signals.hpp) rather than
+// stream memory operations: under MPS (the ranks' kernels run together, and a memory operation
+// costs each client's step about 2 µs of the GPU's front end, one client at a time), unless
+// FUNNEL_HALO_SIGNALS says otherwise: `kernel` or `stream` (tests take both paths with or
+// without MPS), `auto` (the default).
+bool kernel_signals_wanted(backend_kind backend) {
+  const char* text = std::getenv("FUNNEL_HALO_SIGNALS");
+  const std::string choice = text == nullptr || *text == '\0' ? "auto" : text;
+  FUNNEL_EXPECTS(
+      choice == "auto" || choice == "kernel" || choice == "stream",
+      "FUNNEL_HALO_SIGNALS '" + choice.substr(0, 40) + "' is not allowed (auto, kernel or stream)");
+  if (backend != backend_kind::cuda) return false;
+  if (choice != "auto") return choice == "kernel";
+  int mps = 0;
+#if FUNNEL_HAS_CUDA
+  FUNNEL_CUDA_TRY(cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, current_cuda_device()),
+                  "halo_exchange: is the GPU shared through MPS");
+#endif
+  return mps != 0;
+}
+
 }  // namespace
 
 class halo_exchange::impl {
@@ -197,6 +218,22 @@ class halo_exchange::impl {
 
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept { return paths_; }
 
+  [[nodiscard]] bool replayable() const noexcept {
+    return backend_ == backend_kind::cuda && !closed_ &&
+           std::all_of(transports_.begin(), transports_.end(),
+                       [](const auto& t) { return t->replayable(); });
+  }
+
+  void replayed(std::size_t exchanges) {
+    FUNNEL_EXPECTS(replayable(), "halo_exchange::replayed: this exchange cannot be replayed");
+    FUNNEL_EXPECTS(!begun_, "halo_exchange::replayed during an exchange");
+    FUNNEL_EXPECTS(cycle_.empty() || exchanges % cycle_.size() == 0,
+                   "halo_exchange::replayed: " + std::to_string(exchanges) +
+                       " exchanges is not a multiple of the field cycle's " +
+                       std::to_string(cycle_.size()));
+    count_ += exchanges;
+  }
+
  private:
   [[nodiscard]] bool has_remote_links(int axis) const noexcept {
     return std::any_of(transports_.begin(), transports_.end(),
@@ -247,11 +284,13 @@ class halo_exchange::impl {
     // Every rank of the node must export its pool for any of them to use IPC (allgather_fds
     // is collective over the node); the GPU-ordered path needs a cycle and stream signals on
     // every rank of the node.
-    int node_can[2] = {my_fd.valid() ? 1 : 0,
-                       !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0};
-    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, node_can, 2, MPI_INT, MPI_MIN, node_comm_.get()),
+    int node_can[3] = {my_fd.valid() ? 1 : 0,
+                       !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0,
+                       cycle_.size() >= 2 && kernel_signals_wanted(backend_) ? 1 : 0};
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, node_can, 3, MPI_INT, MPI_MIN, node_comm_.get()),
                    "halo_exchange: can the node's pools be exported");
     const bool ordered = node_can[1] == 1;
+    kernel_signals_ = ordered && node_can[2] == 1;
     const std::vector<std::string> node_gpus = gather_node_gpus();
 
     MPI_Group world_group = MPI_GROUP_NULL;
@@ -377,7 +416,7 @@ class halo_exchange::impl {
       // Constructed on every rank of the node (links or not): its setup agrees over the node.
       transports_.push_back(std::make_unique<detail::ipc_ordered_transport>(
           std::move(ipc), comm_.get(), node_comm_.get(), backend_, pool, std::move(peers_), cycle_,
-          layout_, element_size_, watchdog_));
+          layout_, element_size_, watchdog_, kernel_signals_));
     } else if (!ipc.empty()) {
       transports_.push_back(std::make_unique<detail::ipc_handshake_transport>(
           std::move(ipc), comm_.get(), backend_, pool, std::move(peers_)));
@@ -402,6 +441,7 @@ class halo_exchange::impl {
   std::vector<std::unique_ptr<detail::link_transport>> transports_;
   bool node_uses_ipc_ = false;
   bool ordered_ = false;
+  bool kernel_signals_ = false;
   bool closed_ = false;
 
   bool begun_ = false;
@@ -455,6 +495,13 @@ void halo_exchange::wait(MPI_Request& request) const {
 
 void halo_exchange::close() {
   if (impl_) impl_->close();
+}
+
+bool halo_exchange::replayable() const noexcept { return impl_ && impl_->replayable(); }
+
+void halo_exchange::replayed(std::size_t exchanges) {
+  FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
+  impl_->replayed(exchanges);
 }
 
 const std::vector<neighbor_path>& halo_exchange::paths() const noexcept {

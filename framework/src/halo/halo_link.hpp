@@ -82,6 +82,9 @@ class link_transport {
   [[nodiscard]] virtual const std::vector<halo_link>& links() const noexcept = 0;
   /// @brief True when the links of `axis` wait on another rank (not a copy within the field).
   [[nodiscard]] virtual bool remote() const noexcept { return true; }
+  /// @brief True when the work of post/complete may be captured into a CUDA graph and launched
+  /// again: ordered on the GPU, nothing read from the host call (see halo_exchange::replayable).
+  [[nodiscard]] virtual bool replayable() const noexcept { return false; }
   /// @brief Once per exchange, before any axis.
   virtual void begin(const exchange_step& /*step*/) {}
   /// @brief Starts this transport's transfers along `axis`.

@@ -1,9 +1,13 @@
 #include "ipc_ordered_transport.hpp"
 
+#include <algorithm>
+#include <array>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <utility>
 
+#include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "setup_swap.hpp"
 
@@ -30,19 +34,26 @@ export_bytes export_of(const memory_pool& pool, void* ptr) {
 
 }  // namespace
 
-ipc_ordered_transport::ipc_ordered_transport(
-    std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm, backend_kind backend,
-    memory_pool& pool, std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
-    const field_layout& layout, std::size_t element_size, const stall_watchdog& watchdog)
+ipc_ordered_transport::ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm,
+                                             MPI_Comm node_comm, backend_kind backend,
+                                             memory_pool& pool,
+                                             std::map<int, imported_fields> peers,
+                                             const std::vector<void*>& cycle,
+                                             const field_layout& layout, std::size_t element_size,
+                                             stall_watchdog& watchdog, bool kernel_signals)
     : links_(std::move(links)),
       remote_(links_.size()),
       peers_(std::move(peers)),
       cycle_length_(cycle.size()),
-      watchdog_(&watchdog) {
+      watchdog_(&watchdog),
+      kernel_signals_(kernel_signals) {
   ops_.reserve(links_.size());
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
                      " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
+  FUNNEL_EXPECTS(!kernel_signals || (backend == backend_kind::cuda && cycle.size() >= 2),
+                 "halo_exchange: kernel signals need the cuda backend and a cycle of 2 or more");
+  for (const auto& l : links_) last_axis_ = std::max(last_axis_, l.path.axis);
   std::string error;
   std::vector<setup_message> theirs(links_.size());
   if (!links_.empty()) {
@@ -91,6 +102,12 @@ ipc_ordered_transport::ipc_ordered_transport(
       remote_[i].fields.push_back(peer.map(theirs[i].fields[f]));
     }
   }
+  if (kernel_signals_ && !links_.empty()) {
+    std::array<int, 6> neighbour_of_face{-1, -1, -1, -1, -1, -1};
+    for (const auto& l : links_)
+      neighbour_of_face[static_cast<std::size_t>(l.face())] = l.path.rank;
+    watchdog.watch_device(signals_.stall_flag(), neighbour_of_face);
+  }
 }
 
 void ipc_ordered_transport::run(const exchange_step& step, const std::vector<signal_op>& ops,
@@ -110,6 +127,33 @@ void ipc_ordered_transport::run(const exchange_step& step, const std::vector<sig
                      waiting_for);
 }
 
+void ipc_ordered_transport::post_kernel(const exchange_step& step, int axis) {
+#if FUNNEL_HAS_CUDA
+  axis_signals a;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const halo_link& l = links_[i];
+    if (l.path.axis != axis) continue;
+    const auto s = static_cast<std::size_t>(l.path.where);
+    void* target = remote_[i].fields[step.field_index];
+    a.copies[a.count++] = {field_block(target, l.remote_layout, l.remote_region, step.element_size),
+                           step.block(l.send_region), l.send_region.extents()};
+    a.signal[s] = &remote_[i].signals->written[l.remote_face()];
+    a.wait[s] = &signals_.words()->written[l.face()];
+    a.wait_face[s] = l.face();
+  }
+  a.mine = signals_.words();
+  a.axis = axis;
+  a.last = axis == last_axis_;
+  a.timeout_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(watchdog_->timeout()).count());
+  a.stall_flag = signals_.stall_flag_device();
+  exchange_axis_cuda(step.stream.native_handle(), step.element_size, a);
+#else
+  (void)step;
+  (void)axis;
+#endif
+}
+
 void ipc_ordered_transport::begin(const exchange_step& step) {
   if (links_.empty() || step.count <= 1 || cycle_length_ > 1) return;
   ops_.clear();
@@ -122,6 +166,10 @@ void ipc_ordered_transport::begin(const exchange_step& step) {
 
 void ipc_ordered_transport::post(const exchange_step& step, int axis) {
   if (!has_axis(axis)) return;
+  if (kernel_signals_) {
+    post_kernel(step, axis);  // copies, signals and waits: complete() has nothing left to do
+    return;
+  }
   ops_.clear();
   if (cycle_length_ == 1 && step.count > 1) {
     for (const auto& l : links_) {
@@ -149,7 +197,7 @@ void ipc_ordered_transport::post(const exchange_step& step, int axis) {
 }
 
 void ipc_ordered_transport::complete(const exchange_step& step, int axis) {
-  if (!has_axis(axis)) return;
+  if (!has_axis(axis) || kernel_signals_) return;
   ops_.clear();
   for (const auto& l : links_) {
     if (l.path.axis == axis) {

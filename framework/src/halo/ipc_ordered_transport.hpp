@@ -14,6 +14,12 @@
 // c's ghosts (callers order those reads before the next begin). With one field it does not, so
 // then each begin also writes the neighbour's consumed[face] = c - 1 ("my ghosts of exchange
 // c - 1 are read") and each post first waits my consumed[face] >= c - 1.
+//
+// Two ways to signal (chosen at setup, the same on every rank of the node): stream memory
+// operations (the host passes c), or, with kernel_signals, one kernel per axis that copies,
+// signals and waits, taking c from the exchange count it keeps in device memory
+// (kernel_signals.hpp). The second needs a cycle of two or more fields, and its work can be
+// captured in a CUDA graph and launched again (replayable()).
 #pragma once
 
 #include <mpi.h>
@@ -23,6 +29,7 @@
 
 #include "funnel/memory/memory_pool.hpp"
 #include "ipc_handshake_transport.hpp"
+#include "kernel_signals.hpp"
 #include "signal_block.hpp"
 #include "stall_watchdog.hpp"
 #include "stream_signals.hpp"
@@ -46,19 +53,23 @@ class ipc_ordered_transport final : public link_transport {
    * @param cycle the fields, in the order exchanges use them
    * @param layout this rank's layout
    * @param element_size bytes per value
-   * @param watchdog names the neighbours when a host-side wait times out
+   * @param watchdog names the neighbours when a host-side wait times out; with kernel signals
+   *        it also watches the word the GPU writes when a wait there gave up
+   * @param kernel_signals signal with the exchange's kernel instead of stream memory operations
+   *        (cuda backend, a cycle of two or more fields)
    */
   ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm,
                         backend_kind backend, memory_pool& pool,
                         std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
                         const field_layout& layout, std::size_t element_size,
-                        const stall_watchdog& watchdog);
+                        stall_watchdog& watchdog, bool kernel_signals);
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   void begin(const exchange_step& step) override;
   void post(const exchange_step& step, int axis) override;
   void complete(const exchange_step& step, int axis) override;
   void release() noexcept override;
+  [[nodiscard]] bool replayable() const noexcept override { return kernel_signals_; }
 
  private:
   struct remote {
@@ -67,6 +78,7 @@ class ipc_ordered_transport final : public link_transport {
   };
 
   void run(const exchange_step& step, const std::vector<signal_op>& ops, const char* waiting_for);
+  void post_kernel(const exchange_step& step, int axis);
 
   std::vector<halo_link> links_;
   std::vector<remote> remote_;  // one per link
@@ -75,6 +87,8 @@ class ipc_ordered_transport final : public link_transport {
   std::size_t cycle_length_;
   const stall_watchdog* watchdog_;
   std::vector<signal_op> ops_;  // the signals of one call, reused: no allocation per step
+  bool kernel_signals_ = false;
+  int last_axis_ = -1;  // the highest axis with a link (its kernel counts the exchange done)
 };
 
 }  // namespace funnel::detail

@@ -15,6 +15,7 @@ class local_transport final : public link_transport {
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   [[nodiscard]] bool remote() const noexcept override { return false; }
+  [[nodiscard]] bool replayable() const noexcept override { return true; }
   void post(const exchange_step& step, int axis) override {
     for (const auto& l : links_) {
       if (l.path.axis != axis) continue;

@@ -24,6 +24,14 @@ signal_block::signal_block(backend_kind backend, memory_pool& pool) : backend_(b
   FUNNEL_CUDA_TRY(cudaMalloc(&block, sizeof(signal_words)), "halo_exchange: signal words");
   mine_ = static_cast<signal_words*>(block);
   FUNNEL_CUDA_TRY(cudaMemset(mine_, 0, sizeof(signal_words)), "halo_exchange: signal words");
+  void* flag = nullptr;
+  FUNNEL_CUDA_TRY(cudaHostAlloc(&flag, sizeof(std::uint32_t), cudaHostAllocMapped),
+                  "halo_exchange: stall word");
+  stall_host_ = static_cast<std::uint32_t*>(flag);
+  *stall_host_ = 0;
+  void* on_device = nullptr;
+  FUNNEL_CUDA_TRY(cudaHostGetDevicePointer(&on_device, flag, 0), "halo_exchange: stall word");
+  stall_device_ = static_cast<std::uint32_t*>(on_device);
 #else
   throw unsupported("halo_exchange: signal words on the cuda backend, but CUDA is not compiled in");
 #endif
@@ -34,6 +42,8 @@ signal_block::~signal_block() { reset(); }
 signal_block::signal_block(signal_block&& other) noexcept
     : backend_(other.backend_),
       mine_(std::exchange(other.mine_, nullptr)),
+      stall_host_(std::exchange(other.stall_host_, nullptr)),
+      stall_device_(std::exchange(other.stall_device_, nullptr)),
       host_words_(std::move(other.host_words_)),
       mapped_(std::move(other.mapped_)) {
   other.mapped_.clear();
@@ -44,6 +54,8 @@ signal_block& signal_block::operator=(signal_block&& other) noexcept {
     reset();
     backend_ = other.backend_;
     mine_ = std::exchange(other.mine_, nullptr);
+    stall_host_ = std::exchange(other.stall_host_, nullptr);
+    stall_device_ = std::exchange(other.stall_device_, nullptr);
     host_words_ = std::move(other.host_words_);
     mapped_ = std::move(other.mapped_);
     other.mapped_.clear();
@@ -55,8 +67,11 @@ void signal_block::reset() noexcept {
   release();
 #if FUNNEL_HAS_CUDA
   if (backend_ == backend_kind::cuda && mine_ != nullptr) FUNNEL_CUDA_LOG(cudaFree(mine_));
+  if (stall_host_ != nullptr) FUNNEL_CUDA_LOG(cudaFreeHost(stall_host_));
 #endif
   mine_ = nullptr;
+  stall_host_ = nullptr;
+  stall_device_ = nullptr;
 }
 
 export_bytes signal_block::export_handle(const memory_pool& pool) const {

@@ -16,10 +16,14 @@
 
 namespace funnel::detail {
 
-/// One rank's signal words: one per face for "written" and one for "consumed".
+/// One rank's signal words: one per face for "written" and one for "consumed"; with kernel
+/// signals (kernel_signals.hpp) also the count of the rank's exchanges and a ticket per axis.
 struct signal_words {
   std::uint64_t written[6];
   std::uint64_t consumed[6];
+  std::uint64_t exchanges;
+  std::uint32_t tickets[3];
+  std::uint32_t stalled;  ///< kernel signals: face + 1 of a wait that gave up (0: none)
 };
 
 class signal_block {
@@ -39,6 +43,11 @@ class signal_block {
 
   /// @brief This rank's words (device memory on CUDA).
   [[nodiscard]] signal_words* words() const noexcept { return mine_; }
+  /// @brief CUDA: a word of pinned host memory a kernel signal wait writes the face it gave up
+  /// on to (face + 1; 0 while none did), as the device sees it; null on the host backend.
+  [[nodiscard]] std::uint32_t* stall_flag_device() const noexcept { return stall_device_; }
+  /// @brief The same word as the host reads it (null on the host backend).
+  [[nodiscard]] const volatile std::uint32_t* stall_flag() const noexcept { return stall_host_; }
   /// @brief What a neighbour needs to map them (map()); `pool` is the one given at construction.
   [[nodiscard]] export_bytes export_handle(const memory_pool& pool) const;
   /**
@@ -56,6 +65,8 @@ class signal_block {
 
   backend_kind backend_ = backend_kind::host;
   signal_words* mine_ = nullptr;
+  std::uint32_t* stall_host_ = nullptr;
+  std::uint32_t* stall_device_ = nullptr;
   device_buffer<signal_words> host_words_;  // host backend
   std::map<int, signal_words*> mapped_;
 };

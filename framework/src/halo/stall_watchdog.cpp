@@ -46,10 +46,15 @@ std::string seconds_text(std::chrono::milliseconds t) {
 
 template <class Done>
 void stall_watchdog::poll(const Done& done, const char* what) const {
-  if (done()) return;
+  check_device();
+  if (done()) {
+    check_device();  // the work may have ended because a wait on the GPU gave up
+    return;
+  }
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   auto pause = std::chrono::microseconds(2);
   while (!done()) {
+    check_device();
     if (std::chrono::steady_clock::now() >= deadline) stalled(what);
     // Short sleeps: ranks oversubscribing the cores must not spin against each other, and a
     // step of a small grid lasts tens of microseconds.
@@ -84,6 +89,21 @@ void stall_watchdog::wait(MPI_Request& request) const {
         return done != 0;
       },
       "waiting for the other ranks in a collective");
+}
+
+void stall_watchdog::watch_device(const volatile std::uint32_t* flag,
+                                  std::array<int, 6> neighbour_of_face) {
+  device_flag_ = flag;
+  neighbour_of_face_ = neighbour_of_face;
+}
+
+void stall_watchdog::check_device() const {
+  if (device_flag_ == nullptr) return;
+  const std::uint32_t face = *device_flag_;
+  if (face == 0) return;
+  const int rank = face <= 6 ? neighbour_of_face_[face - 1] : -1;
+  stalled("on the GPU, waiting for rank " + std::to_string(rank) +
+          " to write this rank's ghosts (the GPU's wait gave up; later steps' ghosts are stale)");
 }
 
 void stall_watchdog::stalled(const std::string& what) const {

@@ -7,7 +7,9 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,16 @@ class stall_watchdog {
   void wait(MPI_Request& request) const;
   /// @brief Throws stall_error: "no progress for T s <what>; neighbour ... has exited ...".
   [[noreturn]] void stalled(const std::string& what) const;
+  /**
+   * @brief Also watch a word the GPU writes when one of its own signal waits gave up (kernel
+   * signals): every wait checks it, before and after the work it waits for, and throws
+   * stall_error naming the neighbour across that face.
+   * @param flag face + 1 of the wait that gave up, 0 while none did (pinned host memory)
+   * @param neighbour_of_face the neighbour's rank across each face (-1: none)
+   */
+  void watch_device(const volatile std::uint32_t* flag, std::array<int, 6> neighbour_of_face);
+  /// @brief Throws stall_error when the watched device word says a wait gave up.
+  void check_device() const;
 
  private:
   template <class Done>
@@ -47,6 +59,8 @@ class stall_watchdog {
 
   std::chrono::milliseconds timeout_{60000};
   std::vector<peer_process> peers_;
+  const volatile std::uint32_t* device_flag_ = nullptr;
+  std::array<int, 6> neighbour_of_face_{-1, -1, -1, -1, -1, -1};
 };
 
 }  // namespace funnel::detail

@@ -30,9 +30,11 @@ namespace funnel {
  * (see paths()):
  * - `ipc-ordered` (neighbours on this node and, on CUDA, on this GPU, when the options bind a
  *   field cycle): each rank copies its boundary slabs straight into the neighbour's ghosts and
- *   the *streams* order it: signal words in IPC-shared memory, written and waited on by stream
- *   memory operations. The host only enqueues, so it may run ahead of the GPU; no MPI message
- *   and no host wait per exchange. wait() bounds the host's waits on such work.
+ *   the GPU orders it: signal words in IPC-shared memory, written and waited on by stream
+ *   memory operations, or, when the GPU is shared through MPS and the cycle holds two or more
+ *   fields, by the exchange's own kernel (one per axis), which reads the exchange count from
+ *   device memory. The host only enqueues, so it may run ahead of the GPU; no MPI message and
+ *   no host wait per exchange. wait() bounds the host's waits on such work.
  * - `ipc` (the same neighbours without a field cycle, or `--halo ipc` across GPUs): the same
  *   copies, ordered by a host handshake per exchange (MPI messages and interprocess events).
  * - MPI (`mpi-host`, `mpi-staged`, `mpi-cuda-aware`; neighbours on other GPUs or nodes): faces
@@ -154,6 +156,24 @@ class halo_exchange {
    * @throw funnel::stall_error / funnel::mpi_error
    */
   void close();
+
+  /**
+   * @brief True when the work exchange() enqueues may be captured into a CUDA graph and the
+   * graph launched again for later exchanges: every transfer is ordered on the GPU and reads
+   * nothing from the host call (cuda backend; `local` links and kernel-signalled `ipc-ordered`
+   * links only, so the ranks sharing this GPU run under MPS or FUNNEL_HALO_SIGNALS=kernel).
+   * Each rank decides alone; a graph and the exchanges it holds give the same ghosts.
+   */
+  [[nodiscard]] bool replayable() const noexcept;
+  /**
+   * @brief Says that a graph holding `exchanges` consecutive exchanges, captured from this
+   * exchange's calls, was launched again: the exchange counts them as done in order (the next
+   * begin() expects the field that follows them in the cycle).
+   * @param exchanges a multiple of the field cycle's length (so the captured fields repeat)
+   * @throw funnel::invalid_argument when not replayable(), during an exchange, or for a count
+   * that is not such a multiple
+   */
+  void replayed(std::size_t exchanges);
 
   /// @brief Every neighbour and its path, in axis then side order.
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;

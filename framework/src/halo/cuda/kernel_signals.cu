@@ -1,0 +1,134 @@
+// The GPU-ordered exchange of one axis as one kernel (see kernel_signals.hpp).
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cuda/atomic>
+
+#include "../kernel_signals.hpp"
+#include "funnel/error.hpp"
+
+namespace funnel::detail {
+namespace {
+
+using word = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+
+__device__ unsigned long long& as_ull(std::uint64_t* w) {
+  return *reinterpret_cast<unsigned long long*>(w);
+}
+
+__device__ std::uint64_t now_ns() {
+  std::uint64_t t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Waits until `*w >= value`; false when the rank already gave up a wait or this one times out
+// (then the face is written to the pinned stall word).
+__device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const axis_signals& a) {
+  // The device copy of the stall word: a look at pinned host memory would put a PCIe round
+  // trip on every step's critical path.
+  volatile std::uint32_t* gave_up = &a.mine->stalled;
+  if (*gave_up != 0) return false;
+  word signal(as_ull(w));
+  const std::uint64_t start = now_ns();
+  unsigned pause = 32;
+  while (signal.load(cuda::memory_order_acquire) < value) {
+    if (now_ns() - start > a.timeout_ns) {
+      *gave_up = static_cast<std::uint32_t>(face + 1);
+      *static_cast<volatile std::uint32_t*>(a.stall_flag) = static_cast<std::uint32_t>(face + 1);
+      __threadfence_system();
+      return false;
+    }
+    __nanosleep(pause);
+    pause = min(pause * 2, 256U);
+  }
+  return true;
+}
+
+// The last block of the grid to finish its copies signals and waits (a ticket per axis in the
+// rank's own words, reset for the next exchange by that block).
+__device__ void signal_and_wait(const axis_signals& a) {
+  __threadfence();  // this block's copies are visible before its ticket is
+  const unsigned blocks = gridDim.x * gridDim.y;
+  if (atomicAdd(&a.mine->tickets[a.axis], 1U) != blocks - 1) return;
+  a.mine->tickets[a.axis] = 0;
+  __threadfence();  // every block's copies are visible before the signals
+  const std::uint64_t c = a.mine->exchanges + 1;
+  for (auto* s : a.signal) {
+    if (s != nullptr) word(as_ull(s)).store(c, cuda::memory_order_release);
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (a.wait[i] != nullptr && !wait_for(a.wait[i], c, a.wait_face[i], a)) break;
+  }
+  if (a.last) a.mine->exchanges = c;
+}
+
+// blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its cells.
+template <class T>
+__global__ void exchange_axis_kernel(axis_signals a, std::int64_t total0, std::int64_t total1) {
+  if (blockIdx.y < static_cast<unsigned>(a.count)) {
+    const strided_copy& c = a.copies[blockIdx.y];
+    const std::int64_t total = blockIdx.y == 0 ? total0 : total1;
+    const std::int64_t nx = c.extent[0];
+    const std::int64_t ny = c.extent[1];
+    auto* dst = static_cast<T*>(c.dst.base);
+    const auto* src = static_cast<const T*>(c.src.base);
+    const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+    for (std::int64_t id = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+         id < total; id += step) {
+      const std::int64_t i = id % nx;
+      const std::int64_t row = id / nx;
+      const std::int64_t j = row % ny;
+      const std::int64_t k = row / ny;
+      dst[k * c.dst.stride_z + j * c.dst.stride_y + i] =
+          src[k * c.src.stride_z + j * c.src.stride_y + i];
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) signal_and_wait(a);
+}
+
+std::int64_t cells(const index3& e) {
+  return e[0] > 0 && e[1] > 0 && e[2] > 0 ? e[0] * e[1] * e[2] : 0;
+}
+
+}  // namespace
+
+void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
+                        const axis_signals& axis) {
+  constexpr int threads = 256;
+  constexpr std::int64_t max_blocks = 1024;
+  const std::int64_t t0 = axis.count > 0 ? cells(axis.copies[0].extent) : 0;
+  const std::int64_t t1 = axis.count > 1 ? cells(axis.copies[1].extent) : 0;
+  const std::int64_t largest = std::max<std::int64_t>({t0, t1, 1});
+  const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
+                  static_cast<unsigned>(std::max(axis.count, 1)));
+  // The exchange is every neighbour's critical path: its blocks go before the updates of the
+  // other ranks sharing the GPU (the highest priority; graphs keep it, see funnel::graph).
+  static const int highest = [] {
+    int least = 0;
+    int greatest = 0;
+    FUNNEL_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+                    "funnel::halo exchange kernel priority");
+    return greatest;
+  }();
+  cudaLaunchAttribute priority{};
+  priority.id = cudaLaunchAttributePriority;
+  priority.val.priority = highest;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = dim3(threads);
+  config.stream = stream;
+  config.attrs = &priority;
+  config.numAttrs = 1;
+  if (element_size == 4) {
+    FUNNEL_CUDA_TRY(cudaLaunchKernelEx(&config, exchange_axis_kernel<std::uint32_t>, axis, t0, t1),
+                    "funnel::halo exchange kernel launch");
+  } else {
+    FUNNEL_CUDA_TRY(cudaLaunchKernelEx(&config, exchange_axis_kernel<std::uint64_t>, axis, t0, t1),
+                    "funnel::halo exchange kernel launch");
+  }
+}
+
+}  // namespace funnel::detail

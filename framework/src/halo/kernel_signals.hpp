@@ -1,0 +1,57 @@
+// Internal: one axis of the GPU-ordered halo exchange as a single kernel, for ranks whose GPU is
+// shared through MPS. The kernel copies this rank's boundary layers into the neighbours' ghosts;
+// its last block to finish then writes each neighbour's signal word and waits (spinning, with a
+// bounded sleep between looks) until the neighbours' copies into this rank's ghosts have
+// signalled too.
+//
+// Why a kernel and not stream memory operations (stream_signals.hpp): measured on an H100 under
+// MPS (tests/halo/step_probe.cu, docs/halo.md), every stream memory operation is work the GPU's
+// front end does for one client at a time, about 2 µs each, so N ranks of one GPU pay N times it
+// per step. A kernel node of a CUDA graph costs a fraction of that, and a kernel reads its signal
+// values from device memory, so a graph of many steps can be launched again unchanged: the count
+// of this rank's exchanges lives on the GPU (signal_words::exchanges), not in the host's call.
+//
+// Only one block per rank ever waits, so waiting blocks never keep the neighbours' copies from
+// running. Without MPS the ranks' contexts are time-sliced and a waiting block would hold its
+// context's slice while the neighbour cannot run, so the exchange takes this path only under MPS
+// (or when FUNNEL_HALO_SIGNALS=kernel asks for it, for tests).
+//
+// A wait gives up after the stall timeout: it writes the face it waited on to a word of pinned
+// host memory (stall_flag) and returns, and every later wait of the rank returns at once. The
+// host's watchdog reads that word on every wait and throws stall_error, so a neighbour that dies
+// or stops can never leave a kernel spinning on the GPU (which under MPS would hold up every
+// client of the GPU).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "funnel/config.hpp"
+#include "funnel/runtime/stream_view.hpp"
+#include "signal_block.hpp"
+#include "strided_copy.hpp"
+
+namespace funnel::detail {
+
+/// One axis of an exchange: the copies into the neighbours, their words to signal, this rank's
+/// words to wait on.
+struct axis_signals {
+  strided_copy copies[2];               ///< into the lower and upper neighbour (count used)
+  int count = 0;                        ///< copies used (1 or 2)
+  std::uint64_t* signal[2] = {};        ///< the neighbours' written[face] words
+  std::uint64_t* wait[2] = {};          ///< this rank's written[face] words
+  int wait_face[2] = {-1, -1};          ///< their face indices (what stall_flag reports)
+  signal_words* mine = nullptr;         ///< this rank's words (exchanges, tickets)
+  int axis = 0;                         ///< which ticket the blocks count on
+  bool last = false;                    ///< the exchange's last remote axis: count it done
+  std::uint64_t timeout_ns = 0;         ///< how long a wait may last
+  std::uint32_t* stall_flag = nullptr;  ///< device address of the pinned stall word
+};
+
+#if FUNNEL_HAS_CUDA
+/// Enqueues the axis's kernel on `stream` (cuda_signals.cu). element_size is 4 or 8.
+void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
+                        const axis_signals& axis);
+#endif
+
+}  // namespace funnel::detail
