@@ -88,13 +88,11 @@ class heat3d_solver final : public solver {
       const auto update = [this](stream_view stream, lane, const T* in, T* out, const box& region) {
         kernels::heat3d_step<T>(stream, impl_, field_.layout(), in, out, region, params_);
       };
-      // Every step up to the limit is only enqueued: the field waits for the GPU when it is
-      // resident_field::run_ahead steps ahead of it.
-      double halo_seconds = 0.0;
-      do {
-        halo_seconds += field_.step(update);
-        ++step_;
-      } while (step_ < step_limit);
+      // Every step up to the limit is only enqueued (in graphs of 8 steps where they are used):
+      // the field waits for the GPU when it is resident_field::run_ahead steps or graphs ahead.
+      const std::int64_t count = std::max<std::int64_t>(1, step_limit - step_);
+      const double halo_seconds = field_.advance(update, count);
+      step_ += count;
       return halo_seconds;
     }
   }
@@ -153,6 +151,13 @@ class heat3d_solver final : public solver {
   [[nodiscard]] std::array<double, 3> spacing() const override { return {h_, h_, h_}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }
+  [[nodiscard]] std::int64_t steps_per_graph() const override {
+    if constexpr (streamed) {
+      return 0;
+    } else {
+      return field_.steps_per_graph();
+    }
+  }
 
  private:
   static Field make_field(const run_setup& setup) {
@@ -160,8 +165,11 @@ class heat3d_solver final : public solver {
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
                    streamed_settings_of(setup));
     } else {
+      // Graphs only for funnel's CUDA kernels: a Kokkos or host kernel may synchronise or
+      // allocate while it launches, which a capture refuses.
+      const bool graphs = setup.opts->graphs && setup.kernel == "cuda";
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
-                   setup.opts->halo_overlap);
+                   setup.opts->halo_overlap, graphs);
     }
   }
 

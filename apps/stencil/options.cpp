@@ -88,6 +88,7 @@ struct raw_options {
   std::string mode = "resident";
   std::string halo = "auto";
   std::string halo_overlap = "on";
+  std::string graphs = "auto";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -187,6 +188,14 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "faster when many ranks split a small grid on one GPU, docs/performance.md)")
       ->type_name("on|off")
       ->check(app::one_of({"on", "off"}))
+      ->group(execution);
+  app.add_option("--graphs", raw.graphs,
+                 "resident mode: auto (default): heat3d with the cuda kernel runs blocks of 8 "
+                 "steps as one CUDA graph when every halo neighbour is on this GPU under MPS "
+                 "(or there is none); such steps exchange, then update every cell "
+                 "(--halo-overlap does not apply to them); off: every step is enqueued alone")
+      ->type_name("auto|off")
+      ->check(app::one_of({"auto", "off"}))
       ->group(execution);
   app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
       ->type_name("PX,PY[,PZ]")
@@ -328,6 +337,10 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   o.mode = raw.mode == "streamed" ? run_mode::streamed : run_mode::resident;
   o.halo = raw.halo;
   o.halo_overlap = raw.halo_overlap == "on";
+  o.graphs = raw.graphs == "auto";
+  if (o.mode == run_mode::streamed && !o.graphs) {
+    throw invalid_argument("--graphs off: applies to --mode resident only");
+  }
   if (o.mode == run_mode::streamed && !o.halo_overlap) {
     throw invalid_argument(
         "--halo-overlap off: applies to --mode resident only (the streamed mode overlaps its "
@@ -496,6 +509,7 @@ std::string to_config_text(const options& o) {
   out << "mode = " << to_string(o.mode) << "\n";
   out << "halo = " << o.halo << "\n";
   out << "halo-overlap = " << (o.halo_overlap ? "on" : "off") << "\n";
+  out << "graphs = " << (o.graphs ? "auto" : "off") << "\n";
   out << "dims = " << triple(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";

@@ -41,6 +41,10 @@ std::string format_plan(const plan_info& p) {
     for (const auto& path : p.rank0_paths) out << " [" << path << "]";
   }
   out << "\n";
+  if (p.steps_per_graph > 0) {
+    out << "  steps: " << p.steps_per_graph
+        << " per CUDA graph on rank 0 (each exchanges, then updates every cell)\n";
+  }
   if (!p.pipeline.empty()) out << "  pipeline (rank 0): " << p.pipeline << "\n";
   return out.str();
 }

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct plan_info {
   index3 largest_box{0, 0, 0};           ///< largest local interior
   std::size_t bytes_per_rank = 0;        ///< largest device footprint of a rank's fields
   std::vector<std::string> rank0_paths;  ///< rank 0's halo path per neighbour
+  std::int64_t steps_per_graph = 0;      ///< rank 0's steps per CUDA graph (0: none)
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
   int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)

@@ -22,6 +22,7 @@
 #include "funnel/runtime/device.hpp"
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/event_flags.hpp"
+#include "funnel/runtime/graph.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
@@ -43,8 +44,15 @@ enum class lane { compute = 0, halo = 1 };
  *
  * The two buffers are the exchange's field cycle, so neighbours on this GPU are reached by the
  * GPU-ordered path: a step only enqueues work, and the host runs ahead of the GPU by at most
- * `run_ahead` steps. Every host wait on the streams goes through the exchange's watchdog, so a
- * neighbour that stops makes this rank fail with a clear line instead of hanging.
+ * `run_ahead` steps (or `run_ahead` graphs). Every host wait on the streams goes through the
+ * exchange's watchdog, so a neighbour that stops makes this rank fail with a clear line instead
+ * of hanging.
+ *
+ * Graphs: when the exchange can be replayed (halo_exchange::replayable: cuda, every neighbour
+ * on this GPU under MPS, or none) and the caller allows it, advance() runs blocks of
+ * `graph_steps` steps as one CUDA graph, captured once and launched again: each step exchanges,
+ * then updates every cell (the order of `overlap` off). Many ranks sharing a GPU then cost the
+ * GPU one submission per block instead of several per step (docs/halo.md).
  * @tparam T float or double
  */
 template <class T>
@@ -59,6 +67,8 @@ class resident_field {
   /// @brief The exchange of one step in this many is timed (four events each; a small step
   /// costs tens of microseconds, so timing every step would be a visible part of it).
   static constexpr std::size_t timing_every = 8;
+  /// @brief Steps per CUDA graph (even: the two buffers are where they were when it began).
+  static constexpr std::int64_t graph_steps = 8;
 
   /**
    * @param backend where the buffers live
@@ -66,11 +76,14 @@ class resident_field {
    * @param pool the pool both buffers come from (outlives this object)
    * @param halo_method --halo value
    * @param overlap --halo-overlap: update the inner cells while the faces travel (else the
-   *        exchange, then one update of every cell)
+   *        exchange, then one update of every cell); not for steps run as graphs
+   * @param graphs advance() may run blocks of steps as CUDA graphs (the update must only
+   *        launch work that can be captured, with the same arguments every time)
    * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
-                 memory_pool& pool, const std::string& halo_method, bool overlap)
+                 memory_pool& pool, const std::string& halo_method, bool overlap,
+                 bool graphs = false)
       : overlap_(overlap),
         backend_(backend),
         pool_(&pool),
@@ -87,7 +100,10 @@ class resident_field {
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
-        ring_(make_ring(backend)) {}
+        ring_(make_ring(backend)) {
+    use_graphs_ = graphs && halo_.replayable();
+    if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
+  }
 
   /// @brief The rank's layout.
   [[nodiscard]] const field_layout& layout() const noexcept { return layout_; }
@@ -108,6 +124,10 @@ class resident_field {
     for (const auto& path : halo_.paths()) lines.push_back(to_string(path));
     return lines;
   }
+  /// @brief Steps per graph advance() runs (0: every step is enqueued on its own).
+  [[nodiscard]] std::int64_t steps_per_graph() const noexcept {
+    return use_graphs_ ? graph_steps : 0;
+  }
   /// @brief Bytes of device memory held for the two buffers.
   [[nodiscard]] std::size_t bytes() const noexcept {
     return 2 * static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T);
@@ -118,7 +138,8 @@ class resident_field {
    *
    * The exchange of every `timing_every`-th step is timed on the halo stream (events before and
    * after begin() and finish()), so on CUDA the figure is the time the exchange's stream work
-   * took, not the host time of enqueueing it; it counts for `timing_every` steps. A step's
+   * took, not the host time of enqueueing it; it counts for the steps since the previous timed
+   * one. A step's
    * figure is collected when its ring slot is reused, `run_ahead` steps later, which is also
    * where the host waits for the GPU; halo_seconds_pending() collects the rest.
    * @param update the stencil
@@ -127,9 +148,15 @@ class resident_field {
    */
   double step(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
-    step_slot& slot = ring_[steps_ % run_ahead];
+    step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
     slot.timed = steps_ % timing_every == 0;
+    if (slot.timed) {
+      // The timed exchange stands for every step since the previous timed one (graph blocks
+      // in between are not timed).
+      slot.weight = static_cast<std::int64_t>(steps_ + 1 - covered_);
+      covered_ = steps_ + 1;
+    }
     if (!overlap_) {
       // One stream: the exchange, then the whole box in one kernel. Fewer, larger kernels.
       mark(slot, 0, compute_);
@@ -140,10 +167,11 @@ class resident_field {
       slot.pending = true;
       std::swap(current_, next_);
       ++steps_;
+      ++entries_;
       return collected;
     }
     // The inner update reads the boundary layer the previous boundary update wrote.
-    if (steps_ > 0) wait_event(compute_, ring_[(steps_ - 1) % run_ahead].done.view());
+    if (steps_ > 0) wait_event(compute_, last_entry().done.view());
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
     // so the neighbours get their ghosts while the previous inner update may still run.
     mark(slot, 0, halo_stream_);
@@ -164,6 +192,36 @@ class resident_field {
     slot.pending = true;
     std::swap(current_, next_);
     ++steps_;
+    ++entries_;
+    return collected;
+  }
+
+  /**
+   * @brief Enqueues `count` steps: blocks of graph_steps as CUDA graphs where they are used
+   * (the first block is captured, then launched; later ones launch it again), the rest with
+   * step(). A graph is not timed: one block in timing_every runs as steps alone instead, whose
+   * timed exchange stands for the blocks before it.
+   * @param update the stencil (the same every call while graphs are used)
+   * @param count steps to enqueue (>= 1)
+   * @return halo seconds collected meanwhile (see step())
+   * @throw funnel::stall_error when a neighbour stops; funnel::cuda_error when capturing fails
+   */
+  double advance(const update_fn& update, std::int64_t count) {
+    double collected = 0.0;
+    while (count > 0) {
+      if (use_graphs_ && count >= graph_steps &&
+          (graph_.empty() || current_.data() == graph_first_)) {
+        if (!graph_.empty() && ++blocks_ % timing_every == 0) {
+          for (std::int64_t s = 0; s < graph_steps; ++s) collected += step(update);
+        } else {
+          collected += launch_graph(update);
+        }
+        count -= graph_steps;
+      } else {
+        collected += step(update);
+        --count;
+      }
+    }
     return collected;
   }
 
@@ -171,7 +229,7 @@ class resident_field {
   /// read what both lanes accumulated in the last step).
   void join(stream_view stream) const {
     if (steps_ == 0) return;
-    wait_event(stream, ring_[(steps_ - 1) % run_ahead].done.view());
+    wait_event(stream, last_entry().done.view());
     wait_event(stream, inner_done_[(steps_ - 1) % 2].view());
   }
 
@@ -301,7 +359,39 @@ class resident_field {
     event done;
     bool pending = false;
     bool timed = false;
+    std::int64_t weight = 0;  // steps the timed exchange stands for
   };
+
+  [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
+
+  // One block of graph_steps steps as a graph (captured on the first call).
+  double launch_graph(const update_fn& update) {
+    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    step_slot& slot = ring_[entries_ % run_ahead];
+    const double collected = collect(slot);
+    if (graph_.empty()) {
+      // Capturing runs nothing, but it makes the exchange count the block's exchanges and
+      // swaps the buffers graph_steps times (back where they were): the launch below is the
+      // block those calls stand for.
+      graph_first_ = current_.data();
+      graph_ = graph::capture(compute_, [&] {
+        for (std::int64_t s = 0; s < graph_steps; ++s) {
+          halo_.exchange(compute_, current_.data());
+          update(compute_, lane::compute, current_.data(), next_.data(), layout_.interior_box());
+          std::swap(current_, next_);
+        }
+      });
+    } else {
+      halo_.replayed(static_cast<std::size_t>(graph_steps));
+    }
+    graph_.launch(compute_);
+    slot.done.record(compute_);
+    slot.timed = false;
+    slot.pending = true;
+    steps_ += static_cast<std::size_t>(graph_steps);
+    ++entries_;
+    return collected;
+  }
 
   static void mark(step_slot& slot, std::size_t which, stream_view on) {
     if (slot.timed) slot.marks[which].record(on);
@@ -325,7 +415,7 @@ class resident_field {
     if (!slot.timed) return 0.0;
     double ms = static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1]));
     if (overlap_) ms += static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3]));
-    return static_cast<double>(timing_every) * 1e-3 * ms;
+    return static_cast<double>(slot.weight) * 1e-3 * ms;
   }
 
   bool overlap_;
@@ -345,7 +435,13 @@ class resident_field {
   event landed_;
   bool told_no_stash_ = false;
   std::array<step_slot, run_ahead> ring_;
+  std::size_t entries_ = 0;  // ring entries used: one per step() or graph launch
   std::size_t steps_ = 0;
+  std::size_t covered_ = 0;  // steps the timed exchanges so far stand for
+  bool use_graphs_ = false;
+  graph graph_;
+  T* graph_first_ = nullptr;  // the current buffer when the graph was captured
+  std::size_t blocks_ = 0;    // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;
 };
 

@@ -340,6 +340,8 @@ int run_steps(const steps_context& c) {
   summary.kernel = kernel;
   summary.mode = to_string(opts.mode);
   summary.halo_overlap = opts.halo_overlap ? "on" : "off";
+  summary.graphs = opts.graphs ? "auto" : "off";
+  summary.steps_per_graph = s->steps_per_graph();
   summary.ranks = decomposition.size();
   summary.nodes = nodes;
   summary.dims = decomposition.dims();
@@ -459,6 +461,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.mps = job.mps;
   plan.warnings = bound.report().warnings;
   plan.pipeline = s->pipeline_plan();
+  plan.steps_per_graph = s->steps_per_graph();
   plan.snapshots = output.describe();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);

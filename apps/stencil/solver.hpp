@@ -99,6 +99,8 @@ class solver {
   [[nodiscard]] virtual std::vector<std::string> halo_paths() const = 0;
   /// @brief Device bytes this rank holds for the field.
   [[nodiscard]] virtual std::size_t field_bytes() const = 0;
+  /// @brief Steps per CUDA graph of the resident steps (0: none; see --graphs).
+  [[nodiscard]] virtual std::int64_t steps_per_graph() const { return 0; }
   /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in
   /// resident mode).
   [[nodiscard]] virtual std::string pipeline_plan() const { return {}; }

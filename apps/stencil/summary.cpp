@@ -98,6 +98,8 @@ std::string to_json(const run_summary& s) {
   j["kernel"] = s.kernel;
   j["mode"] = s.mode;
   j["halo_overlap"] = s.halo_overlap;
+  j["graphs"] = s.graphs;
+  j["steps_per_graph"] = s.steps_per_graph;
   j["ranks"] = s.ranks;
   j["nodes"] = s.nodes;
   j["decomposition"] = s.dims;

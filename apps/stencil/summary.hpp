@@ -46,6 +46,8 @@ struct run_summary {
   std::string kernel;                       ///< cuda | host | kokkos
   std::string mode;                         ///< resident | streamed
   std::string halo_overlap;                 ///< on | off (--halo-overlap; resident mode)
+  std::string graphs;                       ///< auto | off (--graphs; resident mode)
+  std::int64_t steps_per_graph = 0;         ///< rank 0's steps per CUDA graph (0: none)
   int ranks = 1;                            ///< MPI ranks
   int nodes = 1;                            ///< nodes (shared-memory domains)
   std::array<int, 3> dims{1, 1, 1};         ///< ranks along x, y, z

@@ -86,6 +86,7 @@ def stencil_recipe(option, choice, workdir):
         "--mode": ([], False, "mode"),
         "--halo": ([], False, None),
         "--halo-overlap": ([], False, "halo_overlap"),
+        "--graphs": ([], False, "graphs"),
         "--dtype": ([], False, "dtype"),
         "--output-overlap": (["--output-every", "1", "--output-dir",
                               os.path.join(workdir, f"out-{choice}")], False, None),
