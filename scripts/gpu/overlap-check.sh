@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# funnel-stencil --halo-overlap on and off at the rank counts users run, on one GPU through
-# funnel-run with MPS (issue #14's option): each field bitwise equal to one rank's
-# (--field-dump), for
+# funnel-stencil's ways of ordering resident steps at the rank counts users run, on one GPU
+# through funnel-run with MPS (issue #14): each field bitwise equal to one rank's (--field-dump)
+# for each of
+#   graphs   the default: 8 steps per CUDA graph, kernel-signalled halos (10 steps: one graph,
+#            then two steps alone)
+#   on, off  --graphs off with --halo-overlap on / off (kernel signals, steps one by one)
+#   stream   FUNNEL_HALO_SIGNALS=stream: stream memory operations, so no graphs, overlap on
+# on
 #   heat3d 96x80x64, 10 steps, on 7, 17, 32 and 48 ranks (primes and dense sharing)
 #   heat3d 96x1x1 on 48 ranks (boxes of 2 cells, the smallest funnel splits to) and 96x80x1
 #   (one cell thick) on 7 ranks; 48x1x1 on 48 ranks (boxes of 1 cell) is refused: exit 2, one line
@@ -10,7 +15,7 @@
 # A short table is printed last; the exit status is non-zero when any check failed.
 set -euo pipefail
 
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then usage; exit 0; fi
 [[ $# -eq 1 ]] || { usage >&2; exit 2; }
 build=$(cd "$1" && pwd)
@@ -33,17 +38,27 @@ record() { # record NAME ok|FAIL DETAIL
   return 0
 }
 
+# variant MODE: the arguments of one way of ordering the steps (see the top).
+variant() {
+  case $1 in
+    graphs | stream) echo "--graphs auto" ;;
+    on | off) echo "--graphs off --halo-overlap $1" ;;
+  esac
+}
+
 # stencil NAME RANKS ARGS...: one run into ${work}/NAME.bin; prints its exit status.
+# FUNNEL_HALO_SIGNALS passes through (the stream variant sets it).
 stencil() {
   local name=$1 ranks=$2 rc=0
   shift 2
-  timeout -k 5 300 mpirun --bind-to none -np "${ranks}" "${runner}" --mps "${OVERLAP_MPS:-on}" -- \
+  timeout -k 5 300 mpirun --bind-to none -np "${ranks}" -x FUNNEL_HALO_SIGNALS \
+    "${runner}" --mps "${OVERLAP_MPS:-on}" -- \
     "${app}" --backend "${backend}" --problem heat3d --steps 10 --quiet \
     --field-dump "${work}/${name}.bin" "$@" >"${out}/${name}.log" 2>&1 || rc=$?
   echo "${rc}"
 }
 
-# grid NAME GRID RANKS...: one rank's field, then each count with the overlap on and off.
+# grid NAME GRID RANKS...: one rank's field, then each count in each variant.
 grid() {
   local name=$1 cells=$2 n mode rc
   shift 2
@@ -53,14 +68,18 @@ grid() {
     return 0
   fi
   for n in "$@"; do
-    for mode in on off; do
-      rc=$(stencil "${name}-${n}-${mode}" "${n}" --n "${cells}" --halo-overlap "${mode}")
+    for mode in graphs on off stream; do
+      local signals=auto
+      [[ ${mode} == stream ]] && signals=stream
+      # shellcheck disable=SC2046 # variant's words are separate arguments
+      rc=$(FUNNEL_HALO_SIGNALS=${signals} stencil "${name}-${n}-${mode}" "${n}" --n "${cells}" \
+        $(variant "${mode}"))
       if [[ ${rc} -ne 0 ]]; then
-        record "${name} ${cells}: ${n} ranks, overlap ${mode}" FAIL "exit ${rc}"
+        record "${name} ${cells}: ${n} ranks, ${mode}" FAIL "exit ${rc}"
       elif cmp -s "${work}/${name}-1.bin" "${work}/${name}-${n}-${mode}.bin"; then
-        record "${name} ${cells}: ${n} ranks, overlap ${mode}" ok "bitwise = 1 rank"
+        record "${name} ${cells}: ${n} ranks, ${mode}" ok "bitwise = 1 rank"
       else
-        record "${name} ${cells}: ${n} ranks, overlap ${mode}" FAIL "field differs from 1 rank"
+        record "${name} ${cells}: ${n} ranks, ${mode}" FAIL "field differs from 1 rank"
       fi
     done
   done

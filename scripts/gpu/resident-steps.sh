@@ -6,19 +6,22 @@
 #   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
 #   measure   through funnel-run with MPS, one run each, summary seconds:
 #             heat3d float 768x96x96, 500 steps, split along x on 1, 2, 4, 8, 16, 32 ranks,
-#             with --halo-overlap on and off, and the same boxes as
+#             as CUDA graphs (the default), and with --graphs off and --halo-overlap on / off,
+#             and the same boxes as
 #             independent one-rank runs sharing the GPU (no coupling: the floor);
 #             heat3d float 512^3, 200 steps, 1 and 8 ranks (both modes);
 #             jacobi2d 16384^2, norm every iteration, 300 iterations: 1 rank, 8 ranks IPC,
 #             8 ranks MPI
-#   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with and without
-#             MPS: the job ends promptly (a line naming a stopped rank); a run right after works
+#   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with MPS (kernel
+#             signals, graphs), without (stream memory operations) and without MPS but with
+#             FUNNEL_HALO_SIGNALS=kernel: the job ends promptly (a line naming a stopped
+#             rank); a run right after works
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on halo_gpu and the app's
-#             GPU-ordered runs (4 and 8 ranks)
+#             GPU-ordered runs (4 and 8 ranks), with stream and with kernel signals
 # Usage: scripts/gpu/resident-steps.sh [STAGES] ; logs and JSON under $OUT, a table last.
 set -euo pipefail
 
-usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -94,14 +97,16 @@ independent() {
   python3 -c "import json,glob,sys; print(max(json.load(open(f))['time_s'] for f in glob.glob(sys.argv[1] + '.*.json')))" "${out}/${name}" 2>/dev/null || echo FAIL
 }
 
-# variants NAME RANKS ARGS...: one run per --halo-overlap choice; prints "on off".
+# variants NAME RANKS ARGS...: graphs (the default), then --graphs off with --halo-overlap on
+# and off; prints "graphs on off".
 variants() {
   local name=$1 ranks=$2
   shift 2
-  local on off
-  on=$(stencil "${name}-on" "${ranks}" "$@" --halo-overlap on)
-  off=$(stencil "${name}-off" "${ranks}" "$@" --halo-overlap off)
-  echo "${on} ${off}"
+  local graphs on off
+  graphs=$(stencil "${name}-graphs" "${ranks}" "$@")
+  on=$(stencil "${name}-on" "${ranks}" "$@" --graphs off --halo-overlap on)
+  off=$(stencil "${name}-off" "${ranks}" "$@" --graphs off --halo-overlap off)
+  echo "${graphs} ${on} ${off}"
 }
 
 # ratios ONE "A B C": each of A B C as a fraction of one rank's time ONE
@@ -115,7 +120,7 @@ stage_measure() {
   local one t r
   local small=(--n 768,96,96 --dtype float --steps 500)
   one=$(stencil small-1 1 "${small[@]}" --dims 1,1,1)
-  record "768x96x96 float, 1 rank" "${one} s (fractions below: --halo-overlap on, off)"
+  record "768x96x96 float, 1 rank" "${one} s (fractions below: graphs; steps alone, overlap on, off)"
   for r in 2 4 8 16 32; do
     t=$(variants "small-${r}" "${r}" "${small[@]}" --dims "${r},1,1")
     record "768x96x96 float, ${r} ranks" "$(ratios "${one}" "${t}") (${t} s)"
@@ -135,12 +140,13 @@ stage_measure() {
 stage_stall() {
   local how kind rc
   local args=(--backend cuda --n 64,64,96 --steps 10000000 --dims 1,1,3)
-  for how in mps plain; do
-    local pre=()
+  for how in mps plain kernel; do
+    local pre=() signals=auto
     [[ ${how} == mps ]] && pre=("--preflags=${run} --mps on --")
+    [[ ${how} == kernel ]] && signals=kernel
     for kind in stall kill; do
       rc=0
-      FUNNEL_HALO_TIMEOUT=2 timeout 150 python3 tests/apps/resident_steps_test.py --app "${app}" \
+      FUNNEL_HALO_SIGNALS=${signals} FUNNEL_HALO_TIMEOUT=2 timeout 150 python3 tests/apps/resident_steps_test.py --app "${app}" \
         --mpiexec mpirun "${pre[@]}" "${kind}" -- 3 "${args[@]}" >"${out}/${kind}-${how}.log" 2>&1 || rc=$?
       record "${kind} one of 3 ranks (${how})" "$([[ ${rc} -eq 0 ]] && echo ok || echo "FAIL ${rc}"): $(grep -m1 -E 'job ended' "${out}/${kind}-${how}.log")"
       [[ ${rc} -eq 0 ]] || tail -8 "${out}/${kind}-${how}.log"
@@ -155,8 +161,12 @@ stage_sanitize() {
   mkdir -p "${out}/sanitizer"
   timeout 400 python3 scripts/gpu/sanitize-gpu-tests.py "${build}" --log "${out}/sanitizer" \
     --only 'halo_gpu|app_heat3d_ipc|app_jacobi2d' >"${out}/sanitizer.log" 2>&1 || rc=$?
+  mkdir -p "${out}/sanitizer-kernel"
+  FUNNEL_HALO_SIGNALS=kernel timeout 400 python3 scripts/gpu/sanitize-gpu-tests.py "${build}" \
+    --log "${out}/sanitizer-kernel" --only 'halo_gpu|app_heat3d_ipc|app_jacobi2d' \
+    >>"${out}/sanitizer.log" 2>&1 || rc=$?
   cat "${out}/sanitizer.log"
-  tar czf "${out}/sanitizer-logs.tgz" -C "${out}" sanitizer && rm -rf "${out}/sanitizer"
+  tar czf "${out}/sanitizer-logs.tgz" -C "${out}" sanitizer sanitizer-kernel && rm -rf "${out}/sanitizer" "${out}/sanitizer-kernel"
   record sanitize "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL): $(tail -1 "${out}/sanitizer.log")"
 }
 

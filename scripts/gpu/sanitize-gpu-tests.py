@@ -54,11 +54,11 @@ def app_runs(build):
     mpi = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"]
     common = ["--backend", "cuda", "--quiet"]
     yield "app_heat3d_ipc_4ranks", mpi + ["4", app] + common + [
-        "--n", "48,40,36", "--steps", "6", "--halo", "ipc"], {}
+        "--n", "48,40,36", "--steps", "10", "--halo", "ipc"], {}
     # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [
-        "--n", "40,36,32", "--steps", "6", "--halo", "ipc", "--dims", "2,2,2"], {}
+        "--n", "40,36,32", "--steps", "10", "--halo", "ipc", "--dims", "2,2,2"], {}
     yield "app_jacobi2d_2ranks", mpi + ["2", app] + common + [
         "--problem", "jacobi2d", "--n", "256,256", "--steps", "10"], {}
     yield "app_jacobi2d_converge_4ranks", mpi + ["4", app] + common + [
