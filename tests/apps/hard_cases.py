@@ -230,7 +230,7 @@ def case_messages(ctx, ranks):
 
 # ---- seeded config mutations ------------------------------------------------------------------
 KEYS = ["problem", "n", "steps", "dtype", "backend", "kernel", "mode", "halo",
-        "halo-overlap", "dims",
+        "halo-overlap", "graphs", "dims",
         "check-every", "output-every", "output-dir", "output-overlap", "checkpoint-every",
         "checkpoint-dir", "keep", "restart", "streams", "chunks", "steps-per-pass", "trace",
         "pool-limit", "field-dump", "summary", "quiet", "nx", "ny", "niter", "nccheck"]
