@@ -63,12 +63,13 @@ LIMITS = {
         "aligned, so float cannot use 16-byte loads: padding rows to 16 bytes (a field_layout "
         "change) with float4 loads, or a shared-memory 2.5D tile, are the next steps.",
     ("stencil", "ranks split"):
-        "Between ranks on one GPU the faces travel GPU-ordered (IPC, stream memory operations: "
-        "the host only enqueues), so what is left is the kernels themselves: each rank's step "
-        "is a few small kernels (faces, boundary slabs, inner update), and with N ranks on one "
-        "GPU a step costs about N x 2.75 us of launch and scheduling however little each does "
-        "(measured, docs/performance.md). --halo-overlap off launches fewer; a CUDA graph per "
-        "block of steps, or one kernel for all of a rank's faces, are the next steps.",
+        "Between ranks on one GPU under MPS each step is, per rank, one exchange kernel that "
+        "copies the faces, signals the neighbours and waits for them, then the update; blocks "
+        "of 8 steps run as one CUDA graph. Stream launches and stream memory operations are "
+        "front-end work the GPU does one MPS client at a time (tests/halo/step_probe.cu); what "
+        "is left grows with N: two kernels per rank-step, and along x one-cell-wide faces whose "
+        "every value is its own memory transaction (docs/halo.md). Exchanging every k steps "
+        "through k-deep halos is the next step.",
     ("pipeline", "serial / pipelined"):
         "The speed-up is at most (T_H2D + T_kernel + T_D2H) / max(...); with copies dominating "
         "it cannot exceed about 2. Check that both copy directions overlap (bidirectional rate).",
