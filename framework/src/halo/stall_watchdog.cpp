@@ -59,7 +59,7 @@ void stall_watchdog::poll(const Done& done, const char* what) const {
     // Short sleeps: ranks oversubscribing the cores must not spin against each other, and a
     // step of a small grid lasts tens of microseconds.
     std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(500));
+    pause = std::min(pause * 2, std::chrono::microseconds(50));
   }
 }
 
