@@ -145,18 +145,26 @@ void launch_update(const rank_state& r, int parity, int parts) {
   }
 }
 
+// My boundary faces of field `parity` into the neighbours' ghosts (the left neighbour's right
+// ghost is at face + cells, the same offset here: every rank holds as many cells).
+void copy_faces(const rank_state& r, int parity) {
+  for (int side = 0; side < 2; ++side) {
+    const int n = side == 0 ? r.left : r.right;
+    if (n < 0) continue;
+    const float* from = r.buf[parity] + (side == 0 ? face : r.cells);
+    float* to = r.peer_buf[side][parity] + (side == 0 ? face + r.cells : 0);
+    copy_face<<<face / 256, 256, 0, r.stream>>>(from, to);
+  }
+}
+
 // The exchange of step t (0-based) on field parity p: copy my boundary faces into the
 // neighbours' ghosts, signal them, wait for mine.
 void exchange_mono(const rank_state& r, int parity, std::uint64_t t) {
   std::vector<op> writes;
   std::vector<op> waits;
+  copy_faces(r, parity);
   for (int side = 0; side < 2; ++side) {
-    const int n = side == 0 ? r.left : r.right;
-    if (n < 0) continue;
-    // Into the left neighbour's right ghost (offset face + cells of theirs = same here).
-    const float* from = r.buf[parity] + (side == 0 ? face : r.cells);
-    float* to = r.peer_buf[side][parity] + (side == 0 ? face + r.cells : 0);
-    copy_face<<<face / 256, 256, 0, r.stream>>>(from, to);
+    if ((side == 0 ? r.left : r.right) < 0) continue;
     writes.push_back({false, &r.peer[side]->mono[1 - side], t + 1, 0});
     waits.push_back({true, &r.mine->mono[side], t + 1, CU_STREAM_WAIT_VALUE_GEQ});
   }
@@ -165,25 +173,16 @@ void exchange_mono(const rank_state& r, int parity, std::uint64_t t) {
 }
 
 void exchange_spin(const rank_state& r, int parity) {
-  for (int side = 0; side < 2; ++side) {
-    const int n = side == 0 ? r.left : r.right;
-    if (n < 0) continue;
-    const float* from = r.buf[parity] + (side == 0 ? face : r.cells);
-    float* to = r.peer_buf[side][parity] + (side == 0 ? face + r.cells : 0);
-    copy_face<<<face / 256, 256, 0, r.stream>>>(from, to);
-  }
+  copy_faces(r, parity);
   signal_and_wait<<<1, 1, 0, r.stream>>>(r.mine, r.peer[0], r.peer[1]);
 }
 
 void exchange_slot(const rank_state& r, int parity, int s) {
   std::vector<op> writes;
   std::vector<op> waits;
+  copy_faces(r, parity);
   for (int side = 0; side < 2; ++side) {
-    const int n = side == 0 ? r.left : r.right;
-    if (n < 0) continue;
-    const float* from = r.buf[parity] + (side == 0 ? face : r.cells);
-    float* to = r.peer_buf[side][parity] + (side == 0 ? face + r.cells : 0);
-    copy_face<<<face / 256, 256, 0, r.stream>>>(from, to);
+    if ((side == 0 ? r.left : r.right) < 0) continue;
     writes.push_back({false, &r.peer[side]->slot[1 - side][s], 1, 0});
     waits.push_back({true, &r.mine->slot[side][s], 1, CU_STREAM_WAIT_VALUE_EQ});
     waits.push_back({false, &r.mine->slot[side][s], 0, 0});  // reset: the slot is reused

@@ -6,6 +6,7 @@
 #include <cuda/atomic>
 
 #include "../kernel_signals.hpp"
+#include "copy_cells.cuh"
 #include "funnel/error.hpp"
 
 namespace funnel::detail {
@@ -68,22 +69,7 @@ __device__ void signal_and_wait(const axis_signals& a) {
 template <class T>
 __global__ void exchange_axis_kernel(axis_signals a, std::int64_t total0, std::int64_t total1) {
   if (blockIdx.y < static_cast<unsigned>(a.count)) {
-    const strided_copy& c = a.copies[blockIdx.y];
-    const std::int64_t total = blockIdx.y == 0 ? total0 : total1;
-    const std::int64_t nx = c.extent[0];
-    const std::int64_t ny = c.extent[1];
-    auto* dst = static_cast<T*>(c.dst.base);
-    const auto* src = static_cast<const T*>(c.src.base);
-    const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-    for (std::int64_t id = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-         id < total; id += step) {
-      const std::int64_t i = id % nx;
-      const std::int64_t row = id / nx;
-      const std::int64_t j = row % ny;
-      const std::int64_t k = row / ny;
-      dst[k * c.dst.stride_z + j * c.dst.stride_y + i] =
-          src[k * c.src.stride_z + j * c.src.stride_y + i];
-    }
+    copy_cells<T>(a.copies[blockIdx.y], blockIdx.y == 0 ? total0 : total1);
   }
   __syncthreads();
   if (threadIdx.x == 0) signal_and_wait(a);

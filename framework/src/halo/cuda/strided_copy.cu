@@ -6,6 +6,7 @@
 #include <string>
 
 #include "../strided_copy.hpp"
+#include "copy_cells.cuh"
 #include "funnel/error.hpp"
 
 namespace funnel::detail {
@@ -17,28 +18,10 @@ struct batch {
   std::int64_t totals[max_batch];
 };
 
-// blockIdx.y picks the copy. One thread per cell over the copy's flattened box, x fastest:
-// consecutive threads touch consecutive x, so every row of a y or z face is read and written in
-// full coalesced transactions. (An x face is `halo` cells wide: its accesses are strided by
-// nature; it is the smallest face.) Grid-stride loop so any box size fits a bounded grid.
+// blockIdx.y picks the copy.
 template <class T>
 __global__ void copy_strided_batch_kernel(batch b) {
-  const strided_copy& c = b.copies[blockIdx.y];
-  const std::int64_t total = b.totals[blockIdx.y];
-  const std::int64_t nx = c.extent[0];
-  const std::int64_t ny = c.extent[1];
-  auto* dst = static_cast<T*>(c.dst.base);
-  const auto* src = static_cast<const T*>(c.src.base);
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t id = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       id < total; id += step) {
-    const std::int64_t i = id % nx;
-    const std::int64_t row = id / nx;
-    const std::int64_t j = row % ny;
-    const std::int64_t k = row / ny;
-    dst[k * c.dst.stride_z + j * c.dst.stride_y + i] =
-        src[k * c.src.stride_z + j * c.src.stride_y + i];
-  }
+  copy_cells<T>(b.copies[blockIdx.y], b.totals[blockIdx.y]);
 }
 
 template <class T>
