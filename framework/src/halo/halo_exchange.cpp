@@ -101,8 +101,13 @@ bool kernel_signals_wanted(backend_kind backend) {
   if (choice != "auto") return choice == "kernel";
   int mps = 0;
 #if FUNNEL_HAS_CUDA
-  FUNNEL_CUDA_TRY(cudaDeviceGetAttribute(&mps, cudaDevAttrMpsEnabled, current_cuda_device()),
-                  "halo_exchange: is the GPU shared through MPS");
+  // cudaDevAttrMpsEnabled (133) by number: a driver that does not know it answers with an
+  // error, which means no MPS this path can rely on.
+  constexpr auto mps_enabled = static_cast<cudaDeviceAttr>(133);
+  if (cudaDeviceGetAttribute(&mps, mps_enabled, current_cuda_device()) != cudaSuccess) {
+    (void)cudaGetLastError();
+    mps = 0;
+  }
 #endif
   return mps != 0;
 }

@@ -41,7 +41,9 @@ __device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const 
       __threadfence_system();
       return false;
     }
-    __nanosleep(pause);
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
+    __nanosleep(pause);  // older GPUs have no sleep: they look again at once
+#endif
     pause = min(pause * 2, 256U);
   }
   return true;
