@@ -96,7 +96,8 @@ TEST(StencilOptions, ConfigFileIsOverriddenByCommandLine) {
 }
 
 TEST(StencilOptions, ConfigTextRoundTrips) {
-  auto o = parse({"--n", "6,7,8", "--steps", "9", "--dtype", "float", "--dims", "1,2,1"});
+  auto o = parse(
+      {"--n", "6,7,8", "--steps", "9", "--dtype", "float", "--dims", "1,2,1", "--graphs", "off"});
   fs::resolve_defaults(o, false);
   const auto path = temp_file(fs::to_config_text(o));
   auto back = parse({"--config", path});
@@ -105,6 +106,7 @@ TEST(StencilOptions, ConfigTextRoundTrips) {
   EXPECT_EQ(*back.steps, *o.steps);
   EXPECT_EQ(*back.dtype, *o.dtype);
   EXPECT_EQ(back.dims, o.dims);
+  EXPECT_FALSE(back.graphs);
   std::remove(path.c_str());
 }
 
@@ -130,6 +132,8 @@ TEST(StencilOptions, BadValuesNameTheValueAndWhatIsAllowed) {
       {{"--problem", "heat3d", "-nx", "10"}, {"-nx/-ny", "--n"}},
       {{"-nx", "2"}, {"-nx '2'", ">= 3"}},
       {{"--chunks", "4"}, {"--chunks", "--mode streamed"}},
+      {{"--graphs", "on"}, {"--graphs 'on'", "auto|off"}},
+      {{"--mode", "streamed", "--graphs", "off"}, {"--graphs off", "--mode resident"}},
       {{"--config", "/nonexistent/funnel.conf"}, {"--config '/nonexistent/funnel.conf'"}},
   };
   for (const auto& [args, fragments] : cases) {
@@ -266,6 +270,16 @@ TEST(StencilPlan, NamesRanksDecompositionAndPaths) {
                            "ranks per GPU 4", "MPS no", "WARNING: 4 ranks share"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
   }
+}
+
+TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
+  fs::plan_info p;
+  p.ranks = 8;
+  p.dims = {8, 1, 1};
+  EXPECT_EQ(fs::format_plan(p).find("CUDA graph"), std::string::npos);
+  p.steps_per_graph = 8;
+  const std::string text = fs::format_plan(p);
+  EXPECT_NE(text.find("steps: 8 per CUDA graph on rank 0"), std::string::npos) << text;
 }
 
 TEST(StencilSummary, OutputTimeOnlyWhenSomethingWasWritten) {
