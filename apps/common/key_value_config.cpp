@@ -1,6 +1,7 @@
 #include "key_value_config.hpp"
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "cli_support.hpp"
@@ -24,6 +25,8 @@ key_value_config::key_value_config(const CLI::App& app, std::string path,
 
 std::vector<CLI::ConfigItem> key_value_config::from_config(std::istream& input) const {
   lines_.clear();
+  // Two names of one option (e.g. steps and niter) are one setting too.
+  std::map<const CLI::Option*, std::string> set_by;
   std::vector<CLI::ConfigItem> result;
   std::string line;
   int number = 0;
@@ -50,6 +53,12 @@ std::vector<CLI::ConfigItem> key_value_config::from_config(std::istream& input) 
       throw invalid_argument(where + "'" + echo(key) + "' is already set on line " +
                              std::to_string(seen->second));
     }
+    if (const auto other = set_by.find(option); other != set_by.end()) {
+      throw invalid_argument(where + "'" + echo(key) + "' sets what '" + echo(other->second) +
+                             "' on line " + std::to_string(lines_.at(other->second)) +
+                             " already set (they name one option)");
+    }
+    set_by[option] = key;
     lines_[key] = number;
     CLI::ConfigItem item;
     item.name = key;

@@ -153,8 +153,14 @@ TEST(StencilOptions, BadConfigLinesNameFileAndLine) {
   EXPECT_NE(message.find(path + ":2"), std::string::npos) << message;
   const auto unknown = temp_file("speed = 11\n");
   EXPECT_NE(parse_error({"--config", unknown}).find("unknown key 'speed'"), std::string::npos);
+  // Two names of one option are one setting: the second is refused, not silently preferred.
+  const auto aliases = temp_file("steps = 2\nniter = 3\n");
+  const std::string twice = parse_error({"--config", aliases});
+  EXPECT_NE(twice.find(aliases + ":2: 'niter' sets what 'steps' on line 1"), std::string::npos)
+      << twice;
   std::remove(path.c_str());
   std::remove(unknown.c_str());
+  std::remove(aliases.c_str());
 }
 
 namespace {
