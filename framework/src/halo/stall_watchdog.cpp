@@ -46,21 +46,18 @@ std::string seconds_text(std::chrono::milliseconds t) {
 
 template <class Done>
 void stall_watchdog::poll(const Done& done, const char* what) const {
-  check_device();
-  if (done()) {
-    check_device();  // the work may have ended because a wait on the GPU gave up
-    return;
-  }
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
   auto pause = std::chrono::microseconds(2);
   while (!done()) {
-    check_device();
     if (std::chrono::steady_clock::now() >= deadline) stalled(what);
     // Short sleeps: ranks oversubscribing the cores must not spin against each other, and a
     // step of a small grid lasts tens of microseconds.
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(50));
   }
+  // A wait on the GPU that gave up lets the work end (every later wait returns at once): the
+  // work being done is then no success.
+  check_device();
 }
 
 void stall_watchdog::wait(const event& e) const {

@@ -44,8 +44,8 @@ class stall_watchdog {
   [[noreturn]] void stalled(const std::string& what) const;
   /**
    * @brief Also watch a word the GPU writes when one of its own signal waits gave up (kernel
-   * signals): every wait checks it, before and after the work it waits for, and throws
-   * stall_error naming the neighbour across that face.
+   * signals): every wait checks it once the work it waits for is done (a wait that gave up
+   * lets the work end), and throws stall_error naming the neighbour across that face.
    * @param flag face + 1 of the wait that gave up, 0 while none did (pinned host memory)
    * @param neighbour_of_face the neighbour's rank across each face (-1: none)
    */
