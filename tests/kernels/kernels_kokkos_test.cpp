@@ -31,7 +31,7 @@ std::vector<ft::region_case> kokkos_cases() {
   return {{"3d interior", cube, cube.interior_box()},
           {"3d thin y slab", cube, box{{1, 6, 1}, {20, 7, 10}}},
           {"3d halo 2 into the halo", ft::make_layout(8, 7, 6, 2), box{{1, 1, 1}, {11, 10, 9}}},
-          // z runs of 8 planes per work item: two whole runs and a part of one
+          // taller than wide: z spans more planes than x and y cells together
           {"3d tall", ft::make_layout(6, 5, 21), box{{1, 1, 1}, {7, 6, 22}}},
           {"2d interior", plane, plane.interior_box()},
           {"2d column", plane, box{{7, 1, 0}, {8, 18, 1}}},

@@ -16,9 +16,10 @@
 // context's slice while the neighbour cannot run, so the exchange takes this path only under MPS
 // (or when FUNNEL_HALO_SIGNALS=kernel asks for it, for tests).
 //
-// A wait gives up after the stall timeout: it writes the face it waited on to a word of pinned
-// host memory (stall_flag) and returns, and every later wait of the rank returns at once. The
-// host's watchdog reads that word on every wait and throws stall_error, so a neighbour that dies
+// A wait gives up after the stall timeout: it writes the face it waited on to a device word
+// (signal_words::stalled, which makes every later wait of the rank return at once) and to a word
+// of pinned host memory (stall_flag), and returns. The host's watchdog reads the pinned word
+// after every wait and throws stall_error, so a neighbour that dies
 // or stops can never leave a kernel spinning on the GPU (which under MPS would hold up every
 // client of the GPU).
 #pragma once
@@ -49,7 +50,7 @@ struct axis_signals {
 };
 
 #if FUNNEL_HAS_CUDA
-/// Enqueues the axis's kernel on `stream` (cuda_signals.cu). element_size is 4 or 8.
+/// Enqueues the axis's kernel on `stream` (cuda/kernel_signals.cu). element_size is 4 or 8.
 void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
                         const axis_signals& axis);
 #endif
