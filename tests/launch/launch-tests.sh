@@ -582,21 +582,28 @@ case_insecure_dirs() {
   expect_eq "loose job directory refused" 1 "${rc}"
   expect_contains "message names it and its mode" "refusing to use '${dir}': owned by uid ${uid} with mode 755" "${err}"
   rmdir "${dir}"
-  if ((uid == 0)); then
-    mkdir -m 700 "${dir}"
-    chown 65534 "${dir}"
-    try_run
-    expect_eq "job directory of another user refused" 1 "${rc}"
-    expect_contains "message names the owner" "owned by uid 65534" "${err}"
-    rmdir "${dir}"
-  fi
-  ln -s /tmp "${dir}"
-  try_run
-  expect_eq "symlinked job directory refused" 1 "${rc}"
-  expect_contains "message says why" "it is not a directory" "${err}"
-  rm -f "${dir}"
   expect_eq "no daemon was started" 0 "$(daemon_starts)"
   expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  # A name another user holds, or a link, is never used: the job takes the key's next name.
+  local planted
+  for planted in other-user link; do
+    if [[ ${planted} == other-user ]]; then
+      ((uid == 0)) || continue
+      mkdir -m 700 "${dir}"
+      chown 65534 "${dir}"
+    else
+      ln -s /tmp "${dir}"
+    fi
+    rm -f "${FAKE_APP_DIR}"/rank.*
+    try_run
+    expect_eq "${planted} at the job directory's name: the job runs" 0 "${rc}"
+    expect_contains "${planted}: saying so" "'${dir}' was taken by another user: using the job key's next free name" "${err}"
+    expect "${planted}: elsewhere" test "$(dirname "$(app_value "$(app_files)" FUNNEL_RUN_DIR)")" != "${dir}"
+    expect "${planted}: left alone" test -L "${dir}" -o "$(stat -c %u "${dir}")" == 65534
+    local deadline=$((SECONDS + 10))
+    while (($(live_reapers) > 0)) && ((SECONDS < deadline)); do sleep 0.2; done
+    rm -rf "${dir}"
+  done
   try_run
   expect_eq "runs once the directory is sound" 0 "${rc}"
   expect "teardown" torn_down
@@ -946,7 +953,9 @@ spawned_pid=""
 spawn_as() {
   local who=$1
   shift
-  as_uid "${who}" "$@" </dev/null >/dev/null 2>&1 &
+  # setpriv itself in the background (not as_uid, a function run by a forked shell), so that the
+  # pid is the command's own: setpriv executes it in its place.
+  setpriv --reuid "${who}" --regid "${who}" --clear-groups -- "$@" </dev/null >/dev/null 2>&1 &
   spawned_pid=$!
   disown "${spawned_pid}"
   spawned+=("${spawned_pid}")
@@ -1063,6 +1072,109 @@ case_shared_squat() {
   expect_contains "saying who took it and what to do" \
     "'${squats[1]}' belongs to uid ${attacker}: another user took this predictable name" "${out}"
   rmdir "${squats[@]}"
+  expect "teardown" torn_down
+
+  # A private name is visible once a job made it. Another user who saw it takes it once the job
+  # is gone; a later job with the same key (here FUNNEL_STEP_ID is fixed) passes over it.
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>/dev/null
+  local seen
+  seen=$(app_value "$(app_files)" FUNNEL_RUN_DIR)
+  seen=${seen%/run}
+  expect "the first job's directory goes" torn_down
+  as_uid "${attacker}" mkdir -m 700 "${seen}"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  rc=0
+  out=$(FAKE_APP_SLEEP=1 mpi 2 --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "a name seen and taken since: the job runs" 0 "${rc}"
+  expect_eq "once saying so" 1 "$(grep -c "'${seen}' was taken by another user: using the job key's next free name" <<<"${out}")"
+  local dirs
+  dirs=$(for f in $(app_files); do app_value "${f}" FUNNEL_RUN_DIR; done | sort -u)
+  expect_eq "both ranks in one directory" 1 "$(wc -l <<<"${dirs}")"
+  expect "which is not the taken one" test "${dirs%/run}" != "${seen}"
+  expect_eq "both answered by their daemon" "1" \
+    "$(for f in $(app_files); do app_value "${f}" mps_answered; done | sort -u | tr '\n' ' ' | sed 's/ $//')"
+  deadline=$((SECONDS + 10))
+  while (($(live_reapers) > 0)) || [[ -e ${dirs%/run} ]]; do
+    ((SECONDS < deadline)) || break
+    sleep 0.2
+  done
+  # Every name of the key taken: one line saying what to do, and nothing runs.
+  local secret n
+  secret=$(cat "${HOME}/.funnel/secret")
+  for ((n = 1; n < 16; n++)); do
+    as_uid "${attacker}" mkdir -m 700 \
+      "${FUNNEL_TMPDIR}/funnel-run-${uid}-$(printf '%s:%s\n' "${secret}" "job$$.0#${n}" | sha256sum | cut -c1-16)"
+  done
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  rc=0
+  out=$("${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect_eq "every name taken: refused" 1 "${rc}"
+  expect_contains "in one line" "the 16 job directory names of job key job$$.0 in ${FUNNEL_TMPDIR} are all taken by other users: choose a private --tmpdir" "${out}"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  find "${FUNNEL_TMPDIR}" -mindepth 1 -maxdepth 1 -user "${attacker}" -exec rmdir {} +
+  expect "teardown" torn_down
+}
+
+# Row 1, the job's own user: what the user leaves (a read-only directory, a sparse job file of a
+# terabyte, a directory left half removed) neither stops the epilog half way nor makes it fail
+# (Slurm drains a node whose epilog fails), and the reaper still removes a job directory whose
+# app left a read-only directory in FUNNEL_RUN_DIR.
+case_shared_epilog() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local inst rc=0 t=${FUNNEL_TMPDIR}
+  # The reaper, as the job's user (root could remove anything).
+  # shellcheck disable=SC2016 # expanded by the app's shell
+  as_uid "${attacker}" env FAKE_NVIDIA_LOG= "${FUNNEL_RUN}" --mps on -- bash -c \
+    'mkdir "${FUNNEL_RUN_DIR}/ro" && touch "${FUNNEL_RUN_DIR}/ro/x" && chmod 555 "${FUNNEL_RUN_DIR}/ro"' ||
+    rc=$?
+  expect_eq "a job whose app leaves a read-only directory" 0 "${rc}"
+  expect "the reaper removes all of it" torn_down
+  # The epilog of job attack$$: its directory with a read-only directory in it, another job's
+  # directory whose job file is a sparse terabyte, and a directory left half removed.
+  plant
+  for inst in $(attacker_instances); do
+    as_uid "${attacker}" mkdir -m 700 "${inst}/ro"
+    as_uid "${attacker}" touch "${inst}/ro/x"
+    as_uid "${attacker}" chmod 555 "${inst}/ro"
+  done
+  as_uid "${attacker}" mkdir -m 700 "${t}/funnel-run-${attacker}-huge" "${t}/funnel-run-${attacker}-x.gone.AbC123" \
+    "${t}/funnel-run-${attacker}-x.gone.AbC123/ro"
+  as_uid "${attacker}" truncate -s 1T "${t}/funnel-run-${attacker}-huge/job"
+  as_uid "${attacker}" touch "${t}/funnel-run-${attacker}-x.gone.AbC123/ro/x"
+  as_uid "${attacker}" chmod 555 "${t}/funnel-run-${attacker}-x.gone.AbC123/ro"
+  rc=0
+  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
+  expect_eq "the epilog succeeds (124: it read the sparse file)" 0 "${rc}"
+  expect_eq "and says nothing went wrong" "" "$(grep -E 'warning|cannot remove' "${work}/cleanup.out")"
+  expect "the job's directory and its read-only directory go" \
+    test ! -e "${t}/funnel-run-${attacker}-planted"
+  expect "the directory left half removed goes" test ! -e "${t}/funnel-run-${attacker}-x.gone.AbC123"
+  expect "another job's directory stays" test -e "${t}/funnel-run-${attacker}-huge/job"
+  # The user's own --cleanup takes it (no live rank): the sparse file is not read.
+  rc=0
+  as_uid "${attacker}" env FUNNEL_MPS_QUIT_WAIT=1 timeout 100 "${FUNNEL_RUN}" --cleanup >/dev/null 2>&1 || rc=$?
+  expect_eq "the user's cleanup" 0 "${rc}"
+  expect "takes the rest" test ! -e "${t}/funnel-run-${attacker}-huge"
+  rm -rf "${t}/funnel-${attacker}"
+  # Nothing of the user's part stops the epilog: a failure there is a warning, and exit 0.
+  as_uid "${attacker}" mkdir -m 700 "${t}/funnel-run-${attacker}-locked"
+  write_as "${attacker}" "${t}/funnel-run-${attacker}-locked/job" "attack$$.0"
+  as_uid "${attacker}" touch "${t}/funnel-run-${attacker}-locked/lock"
+  # shellcheck disable=SC2016 # expanded by that shell
+  spawn_as "${attacker}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 600' _ \
+    "${t}/funnel-run-${attacker}-locked/lock"
+  rc=0
+  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
+  expect_eq "a lock held by the user: the epilog still succeeds" 0 "${rc}"
+  expect_contains "saying what it skipped" "could not lock ${t}/funnel-run-${attacker}-locked: skipped" \
+    "$(cat "${work}/cleanup.out")"
+  kill "${spawned_pid}" 2>/dev/null || true
+  sleep 0.3
+  rm -rf "${t}/funnel-run-${attacker}-locked"
   expect "teardown" torn_down
 }
 
