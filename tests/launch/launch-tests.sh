@@ -1116,8 +1116,8 @@ case_shared_squat() {
   expect "teardown" torn_down
 }
 
-# Row 1, the job's own user: what the user leaves (a read-only directory, a sparse job file of a
-# terabyte, a directory left half removed) neither stops the epilog half way nor makes it fail
+# Row 1, the job's own user: what the user leaves (a read-only directory, sparse job and daemon
+# record files of a terabyte, a directory left half removed) neither stops the epilog half way nor makes it fail
 # (Slurm drains a node whose epilog fails), and the reaper still removes a job directory whose
 # app left a read-only directory in FUNNEL_RUN_DIR.
 case_shared_epilog() {
@@ -1135,6 +1135,7 @@ case_shared_epilog() {
   # directory whose job file is a sparse terabyte, and a directory left half removed.
   plant
   for inst in $(attacker_instances); do
+    as_uid "${attacker}" truncate -s 1T "${inst}/daemon"
     as_uid "${attacker}" mkdir -m 700 "${inst}/ro"
     as_uid "${attacker}" touch "${inst}/ro/x"
     as_uid "${attacker}" chmod 555 "${inst}/ro"
