@@ -847,6 +847,110 @@ TEST_P(SharedDirectory, StickyDirectoryGetsPrivateCheckpointsAndNeverFollowsLink
   EXPECT_EQ(file_text(victim()), "precious\n");
 }
 
+// A snapshot directory follows the checkpoint rules: files are made by name there.
+TEST_P(SharedDirectory, SnapshotDirectoryOthersMayWriteIsRefusedAndALinkUntouched) {
+  const std::string dir = make("open-snap", fs::perms::all);
+  plant(dir + "/s-00000001.h5");
+  snapshot_options opt;
+  opt.directory = dir;
+  opt.series = "s";
+  opt.mode = GetParam();
+  try {
+    snapshot_writer writer(MPI_COMM_WORLD, opt);
+    ADD_FAILURE() << "snapshot directory " << dir << " accepted";
+  } catch (const funnel::error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("snapshot directory '" + dir + "'"), std::string::npos) << what;
+    EXPECT_NE(what.find("may be written by other users"), std::string::npos) << what;
+  }
+  EXPECT_EQ(file_text(victim()), "precious\n");
+}
+
+// In a sticky shared directory, a name another user took where the next snapshot goes is refused
+// in one line, never written through; their files are not this series.
+TEST_P(SharedDirectory, SnapshotNameAnotherUserTookIsRefusedNotWrittenThrough) {
+  const std::string dir = make("sticky-snap", fs::perms::all | fs::perms::sticky_bit);
+  plant(dir + "/s-00000001.h5");
+  plant(dir + "/s-00000002.blocks");
+  snapshot_options opt;
+  opt.directory = dir;
+  opt.series = "s";
+  opt.mode = GetParam();
+  snapshot_writer writer(MPI_COMM_WORLD, opt);
+  const grid_block block = make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+  const auto u = make_field<double>(block, 1, 2, -1.0);
+  for (const std::int64_t step : {1, 2}) {
+    try {
+      writer.write(step, 0.1, block, {field_view::of("u", u.data())});
+      ADD_FAILURE() << "snapshot " << step << " written over another user's entry";
+    } catch (const funnel::error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("snapshot file '" + dir + "/s-0000000" + std::to_string(step)),
+                std::string::npos)
+          << what;
+      EXPECT_NE(what.find("of uid " + std::to_string(other_uid)), std::string::npos) << what;
+    }
+  }
+  EXPECT_EQ(file_text(victim()), "precious\n");
+  writer.write(3, 0.3, block, {field_view::of("u", u.data())});
+  on_rank0([&] {
+    const std::string index = file_text(dir + "/s.xmf");
+    EXPECT_EQ(index.find("s-00000001.h5"), std::string::npos) << index;
+    EXPECT_NE(index.find("s-00000003.h5"), std::string::npos) << index;
+  });
+}
+
+// A checkpoint file another user put at the top of a sticky checkpoint directory is never taken
+// for this user's checkpoint: `latest` goes first, and without it that file is refused.
+TEST_P(SharedDirectory, RestartNeverTakesACheckpointFileAnotherUserPlanted) {
+  const std::string dir = make("sticky-restart", fs::perms::all | fs::perms::sticky_bit);
+  write_step(dir, 1, "mine");
+  on_rank0([&] { ASSERT_EQ(as_other_user("touch " + dir + "/checkpoint.h5"), 0); });
+  {
+    const checkpoint_reader reader(MPI_COMM_WORLD, dir);
+    EXPECT_EQ(reader.step(), 1);
+    EXPECT_EQ(reader.file(), dir + "/ckpt-00000001/checkpoint.h5");
+  }
+  on_rank0([&] { fs::remove(dir + "/latest"); });
+  try {
+    const checkpoint_reader reader(MPI_COMM_WORLD, dir);
+    ADD_FAILURE() << "another user's checkpoint file was read";
+  } catch (const funnel::error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("checkpoint file '" + dir + "/checkpoint.h5'"), std::string::npos) << what;
+    EXPECT_NE(what.find("of uid " + std::to_string(other_uid)), std::string::npos) << what;
+  }
+}
+
+// Names another user took in a sticky checkpoint directory: a `<ckpt>.old` does not stop pruning
+// after a checkpoint is published; a `ckpt-<step>` is refused before anything is written.
+TEST_P(SharedDirectory, NamesAnotherUserTookNeitherStopPruningNorGetReplaced) {
+  const std::string dir = make("sticky-names", fs::perms::all | fs::perms::sticky_bit);
+  on_rank0([&] {
+    for (const char* name : {"ckpt-00000001.old", "ckpt-00000001.0.old", "ckpt-00000005"}) {
+      ASSERT_EQ(as_other_user("mkdir " + dir + "/" + name), 0) << name;
+    }
+  });
+  for (const std::int64_t step : {1, 2, 3}) write_step(dir, step, "pruned");
+  on_rank0([&] {
+    EXPECT_FALSE(fs::exists(dir + "/ckpt-00000001")) << "pruned (keep 2)";
+    EXPECT_TRUE(fs::exists(dir + "/ckpt-00000001.old")) << "another user's entry is left alone";
+    EXPECT_EQ(read_regular_file(dir + "/latest", 100), "ckpt-00000003\n");
+  });
+  try {
+    write_step(dir, 5, "pruned");
+    ADD_FAILURE() << "a checkpoint written where another user's ckpt-00000005 is";
+  } catch (const funnel::error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("checkpoint '" + dir + "/ckpt-00000005'"), std::string::npos) << what;
+    EXPECT_NE(what.find("of uid " + std::to_string(other_uid)), std::string::npos) << what;
+  }
+  on_rank0([&] {
+    EXPECT_EQ(read_regular_file(dir + "/latest", 100), "ckpt-00000003\n");
+    EXPECT_FALSE(fs::exists(dir + "/ckpt-00000005.tmp"));
+  });
+}
+
 // --- #21 seeded corruption: flips and truncations never crash, hang or restart wrong -------------
 
 class SeededCorruption : public Corrupt {};

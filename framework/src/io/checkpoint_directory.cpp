@@ -38,15 +38,29 @@ bool owned(const std::string& dir, const std::string& name, struct stat& st) {
          st.st_uid == ::geteuid();
 }
 
-// Removes by renaming to "<name>.old" first, so a kill during the (non-atomic) recursive removal
-// leaves a name no reader ever follows.
+// Removes by renaming to a new "<name>.<n>.old" first (never over an entry that is there: in a
+// sticky shared directory it may be another user's), so a kill during the (non-atomic) recursive
+// removal leaves a name no reader ever follows and remove_leftovers takes later.
 void retire(const std::string& dir, const std::string& name) {
   const std::string from = join(dir, name);
-  const std::string to = join(dir, name + ".old");
-  remove_tree(to);
-  FUNNEL_SYSTEM_CHECK(std::rename(from.c_str(), to.c_str()) != 0, "rename", from + " -> " + to);
-  sync_directory(dir);
-  remove_tree(to);
+  for (int n = 0;; ++n) {
+    const std::string to = join(dir, name + "." + std::to_string(n) + ".old");
+    int rc = ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_NOREPLACE);
+    if (rc != 0 && errno == EINVAL) {  // a file system without RENAME_NOREPLACE
+      struct stat st {};
+      if (::lstat(to.c_str(), &st) == 0) {
+        errno = EEXIST;
+      } else {
+        rc = std::rename(from.c_str(), to.c_str());
+      }
+    }
+    if (rc == 0) {
+      sync_directory(dir);
+      remove_tree(to);
+      return;
+    }
+    FUNNEL_SYSTEM_CHECK(errno != EEXIST || n >= 63, "rename", from + " -> " + to);
+  }
 }
 
 }  // namespace

@@ -24,12 +24,23 @@ std::string text(const index3& v) {
 std::string text(const box& b) { return "[" + text(b.lo) + ", " + text(b.hi) + ")"; }
 
 // A directory with `latest`, a ckpt-<step> directory, or a checkpoint file: the file to open.
+// `latest` goes first: a checkpoint file at the top of a checkpoint directory that others may
+// write (sticky) may be theirs, and is never taken in its place.
 std::string resolve_main_file(const std::string& path) {
   if (!detail::exists(path)) throw error("checkpoint '" + path + "' does not exist");
   if (!detail::is_directory(path)) return path;
   const std::string direct = detail::join(path, detail::checkpoint_file_name);
-  if (detail::exists(direct)) return direct;
   const auto latest = checkpoint_reader::latest(path);
+  if (!latest && detail::exists(direct)) {
+    if (detail::is_shared_directory(path)) {
+      detail::refuse_foreign_entry(direct, "checkpoint file");
+      detail::refuse_foreign_entry(detail::join(path, detail::checkpoint_sum_name),
+                                   "checkpoint file");
+      detail::refuse_foreign_entry(detail::join(path, detail::checkpoint_blocks_name),
+                                   "checkpoint file");
+    }
+    return direct;
+  }
   if (!latest) {
     throw error("'" + path + "' holds no checkpoint: it has neither a 'latest' file nor a '" +
                 detail::checkpoint_file_name + "'");

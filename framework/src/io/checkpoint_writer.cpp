@@ -170,6 +170,9 @@ std::string checkpoint_writer::write(std::int64_t step, double time, const grid_
   const std::string name = detail::checkpoint_name(step);
   const std::string tmp = detail::join(opt.directory, name + ".tmp");
   detail::on_root(comm, [&] {
+    // Another user's entry of that name (a sticky shared directory) could be neither replaced
+    // nor retired: refused before anything is written.
+    detail::refuse_foreign_entry(detail::join(opt.directory, name), "checkpoint");
     detail::remove_tree(tmp);
     detail::make_checkpoint_directory(opt.directory, name + ".tmp");
   });

@@ -106,7 +106,7 @@ void allocate_space(const std::string& path, std::uint64_t bytes);
 bool is_shared_directory(const std::string& path);
 
 /**
- * @brief Checks that a directory is safe to write checkpoints into.
+ * @brief Checks that a directory is safe to write checkpoints (or snapshots) into.
  *
  * Refused, with one line naming the directory, its owner and mode: a directory of another user;
  * one other users may write (see is_shared_directory) unless it is sticky (they cannot then
@@ -114,8 +114,23 @@ bool is_shared_directory(const std::string& path);
  * a directory others may write that is not sticky (they could replace it); a symbolic link inside
  * a directory others may write.
  * @param path an existing directory
+ * @param what how the line names it, e.g. "checkpoint directory"
  * @throw funnel::error when refused; funnel::system_error when it cannot be examined
  */
-void check_checkpoint_directory(const std::string& path);
+void check_checkpoint_directory(const std::string& path,
+                                const std::string& what = "checkpoint directory");
+
+/**
+ * @brief Refuses an entry of another user (not following links) at `path`: in a sticky
+ * directory others may write, a file, link or directory they put where this run is about to
+ * write is neither written through nor replaced. Nothing there, or this user's own: returns.
+ * @param path where the run writes next
+ * @param what how the line names it, e.g. "snapshot file"
+ * @throw funnel::error naming the owner; funnel::system_error when it cannot be examined
+ */
+void refuse_foreign_entry(const std::string& path, const std::string& what);
+
+/// @brief True when `path` exists (not following links) and belongs to another user.
+bool is_foreign_entry(const std::string& path);
 
 }  // namespace funnel::io::detail

@@ -140,7 +140,10 @@ struct snapshot_writer::impl {
   void scan_existing() {
     const std::string prefix = options.series + "-";
     const std::string placeholder = std::string(".h5") + detail::space_placeholder_suffix;
+    // In a sticky directory other users may write, only this user's files are this series.
+    const bool shared = detail::is_shared_directory(options.directory);
     for (const auto& name : detail::list_directory(options.directory)) {
+      if (shared && detail::is_foreign_entry(detail::join(options.directory, name))) continue;
       // The space of a shared file whose writer was killed.
       if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > placeholder.size() &&
           name.compare(name.size() - placeholder.size(), placeholder.size(), placeholder) == 0) {
@@ -189,6 +192,11 @@ struct snapshot_writer::impl {
     p->spec.main_path = detail::join(options.directory, name + ".h5");
     p->spec.blocks_dir = detail::join(options.directory, name + ".blocks");
     p->spec.mode = mode;
+    detail::on_root(comm, [&] {
+      for (const auto* path : {&p->spec.main_path, &p->spec.blocks_dir}) {
+        detail::refuse_foreign_entry(*path, "snapshot file");
+      }
+    });
     if (mode == file_mode::shared_file) {
       // Collective MPI-IO: written here, by this thread.
       detail::on_all(comm, [&] {
@@ -259,6 +267,9 @@ snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
   });
   detail::on_root(impl_->comm, [&] {
     detail::make_directories(impl_->options.directory);
+    // The rules of checkpoint directories: snapshot files are made by name (HDF5), so nobody
+    // else may plant links or files where they go.
+    detail::check_checkpoint_directory(impl_->options.directory, "snapshot directory");
     impl_->scan_existing();
   });
 }

@@ -22,6 +22,7 @@
 #include <exception>
 #include <random>
 #include <thread>
+#include <vector>
 
 #include "funnel/error.hpp"
 #include "private_directory.hpp"
@@ -211,14 +212,22 @@ std::pair<int, unique_fd> receive_fd(int sock, const std::string& path) {
     throw error("allgather_fds: timed out waiting for a peer's descriptor on '" + path + "'");
   }
   FUNNEL_SYSTEM_CHECK(got < 0, "recvmsg(SCM_RIGHTS)", "on socket '" + path + "'");
-  unique_fd received;
+  // Every descriptor that came is owned (and closed) here, however many a peer sent: a funnel
+  // peer sends exactly one, in one SCM_RIGHTS message.
+  std::vector<unique_fd> descriptors;
   for (cmsghdr* cmsg = CMSG_FIRSTHDR(&header); cmsg != nullptr; cmsg = CMSG_NXTHDR(&header, cmsg)) {
-    if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS) {
-      int fd = -1;
-      std::memcpy(&fd, CMSG_DATA(cmsg), sizeof fd);
-      received.reset(fd);
+    if (cmsg->cmsg_level == SOL_SOCKET && cmsg->cmsg_type == SCM_RIGHTS &&
+        cmsg->cmsg_len >= CMSG_LEN(0)) {
+      const std::size_t count = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+      for (std::size_t i = 0; i < count; ++i) {
+        int fd = -1;
+        std::memcpy(&fd, CMSG_DATA(cmsg) + i * sizeof(int), sizeof fd);
+        descriptors.emplace_back(fd);
+      }
     }
   }
+  unique_fd received;
+  if (descriptors.size() == 1) received = std::move(descriptors.front());
   if (static_cast<std::size_t>(got) != sizeof message || message.magic != fd_message::magic_value ||
       !received || (header.msg_flags & MSG_CTRUNC) != 0) {
     throw error("allgather_fds: malformed message on socket '" + path +

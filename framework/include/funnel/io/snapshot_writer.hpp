@@ -56,6 +56,10 @@ class snapshot_writer {
    * @throw funnel::invalid_argument for an empty directory or a bad series name
    * @throw funnel::unsupported for file_mode::shared_file without parallel HDF5
    * @throw funnel::system_error when the directory cannot be created
+   * @throw funnel::error for a directory that is not safe to write files into by name, with the
+   * rules of checkpoint directories (docs/security.md): another user's, one others may write
+   * unless it is sticky, one inside a directory others may write that is not sticky, or a link
+   * there
    */
   snapshot_writer(MPI_Comm comm, snapshot_options options);
   /**
@@ -79,7 +83,9 @@ class snapshot_writer {
    * @param fields the fields to write, same names and order on every rank
    * @return path of the snapshot's main HDF5 file
    * @throw funnel::invalid_argument for an inconsistent block or field list
-   * @throw funnel::error when HDF5 fails (message names the file and HDF5's reason)
+   * @throw funnel::error when HDF5 fails (message names the file and HDF5's reason), or when
+   * another user's entry is where the snapshot goes (a sticky shared directory): it is neither
+   * written through nor replaced
    */
   std::string write(std::int64_t step, double time, const grid_block& block,
                     const std::vector<field_view>& fields);
