@@ -288,8 +288,7 @@ void check_checkpoint_directory(const std::string& path, const std::string& what
   FUNNEL_SYSTEM_CHECK(::stat(parent.c_str(), &up) != 0, "stat", parent);
   const bool parent_shared = others_may_write(up);
   if (parent_shared && (up.st_mode & S_ISVTX) == 0) {
-    throw error(what + " '" + path + "' lies in '" + parent + "' (mode " +
-                octal_mode(up.st_mode) +
+    throw error(what + " '" + path + "' lies in '" + parent + "' (mode " + octal_mode(up.st_mode) +
                 "), which other users may write and is not sticky: they could replace it; use "
                 "a directory inside one only you can write");
   }
@@ -297,8 +296,8 @@ void check_checkpoint_directory(const std::string& path, const std::string& what
   FUNNEL_SYSTEM_CHECK(::lstat(dir.c_str(), &st) != 0, "stat", path);
   if (S_ISLNK(st.st_mode)) {
     if (parent_shared) {
-      throw error(what + " '" + path + "' is a symbolic link in '" + parent +
-                  "' (mode " + octal_mode(up.st_mode) +
+      throw error(what + " '" + path + "' is a symbolic link in '" + parent + "' (mode " +
+                  octal_mode(up.st_mode) +
                   "), which other users may write: links there are not followed");
     }
     FUNNEL_SYSTEM_CHECK(::stat(dir.c_str(), &st) != 0, "stat", path);
@@ -307,9 +306,9 @@ void check_checkpoint_directory(const std::string& path, const std::string& what
     throw error(what + " '" + path + "' is " + file_type_name(st.st_mode));
   }
   if (st.st_uid != ::geteuid()) {
-    throw error(what + " '" + path + "' belongs to uid " + std::to_string(st.st_uid) +
-                " (mode " + octal_mode(st.st_mode) + "), not to this user (uid " +
-                std::to_string(::geteuid()) + "): use a directory of your own");
+    throw error(what + " '" + path + "' belongs to uid " + std::to_string(st.st_uid) + " (mode " +
+                octal_mode(st.st_mode) + "), not to this user (uid " + std::to_string(::geteuid()) +
+                "): use a directory of your own");
   }
   if (others_may_write(st) && (st.st_mode & S_ISVTX) == 0) {
     throw error(what + " '" + path + "' (mode " + octal_mode(st.st_mode) +
@@ -332,8 +331,7 @@ void refuse_foreign_entry(const std::string& path, const std::string& what) {
   struct stat st {};
   FUNNEL_SYSTEM_CHECK(::lstat(path.c_str(), &st) != 0, "stat", path);
   throw error(what + " '" + path + "' is " + file_type_name(st.st_mode) + " of uid " +
-              std::to_string(st.st_uid) + ", not of this user (uid " +
-              std::to_string(::geteuid()) +
+              std::to_string(st.st_uid) + ", not of this user (uid " + std::to_string(::geteuid()) +
               "): another user put it there, and it is neither written through nor replaced; "
               "use a directory only you can write");
 }
