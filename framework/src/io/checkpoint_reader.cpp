@@ -33,11 +33,10 @@ std::string resolve_main_file(const std::string& path) {
   const auto latest = checkpoint_reader::latest(path);
   if (!latest && detail::exists(direct)) {
     if (detail::is_shared_directory(path)) {
-      detail::refuse_foreign_entry(direct, "checkpoint file");
-      detail::refuse_foreign_entry(detail::join(path, detail::checkpoint_sum_name),
-                                   "checkpoint file");
-      detail::refuse_foreign_entry(detail::join(path, detail::checkpoint_blocks_name),
-                                   "checkpoint file");
+      for (const char* name : {detail::checkpoint_file_name, detail::checkpoint_sum_name,
+                               detail::checkpoint_blocks_name}) {
+        detail::refuse_foreign_entry(detail::join(path, name), "checkpoint file");
+      }
     }
     return direct;
   }

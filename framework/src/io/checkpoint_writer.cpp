@@ -123,7 +123,7 @@ checkpoint_writer::checkpoint_writer(MPI_Comm comm, checkpoint_options options)
   checkpoint_options& opt = impl_->options;
   detail::on_root(impl_->comm, [&] {
     detail::make_directories(opt.directory);
-    detail::check_checkpoint_directory(opt.directory);
+    detail::check_output_directory(opt.directory, "checkpoint directory");
     impl_->lock.emplace(opt.directory);
     detail::remove_leftovers(opt.directory);
     claim_directory(opt);

@@ -77,6 +77,15 @@ int allocate(int fd, std::uint64_t bytes) {
                               "reserving " + std::to_string(bytes) + " bytes for '" + path + "'");
 }
 
+// The entry at `path` (not following links) when it exists and belongs to another user.
+bool foreign_entry(const std::string& path, struct stat& st) {
+  if (::lstat(path.c_str(), &st) != 0) {
+    FUNNEL_SYSTEM_CHECK(errno != ENOENT, "stat", path);
+    return false;
+  }
+  return st.st_uid != ::geteuid();
+}
+
 }  // namespace
 
 std::string join(const std::string& a, const std::string& b) {
@@ -280,7 +289,7 @@ bool is_shared_directory(const std::string& path) {
   return others_may_write(st);
 }
 
-void check_checkpoint_directory(const std::string& path, const std::string& what) {
+void check_output_directory(const std::string& path, const std::string& what) {
   std::string dir = path;
   while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
   const std::string parent = parent_path(dir);
@@ -319,17 +328,12 @@ void check_checkpoint_directory(const std::string& path, const std::string& what
 
 bool is_foreign_entry(const std::string& path) {
   struct stat st {};
-  if (::lstat(path.c_str(), &st) != 0) {
-    FUNNEL_SYSTEM_CHECK(errno != ENOENT, "stat", path);
-    return false;
-  }
-  return st.st_uid != ::geteuid();
+  return foreign_entry(path, st);
 }
 
 void refuse_foreign_entry(const std::string& path, const std::string& what) {
-  if (!is_foreign_entry(path)) return;
   struct stat st {};
-  FUNNEL_SYSTEM_CHECK(::lstat(path.c_str(), &st) != 0, "stat", path);
+  if (!foreign_entry(path, st)) return;
   throw error(what + " '" + path + "' is " + file_type_name(st.st_mode) + " of uid " +
               std::to_string(st.st_uid) + ", not of this user (uid " + std::to_string(::geteuid()) +
               "): another user put it there, and it is neither written through nor replaced; "

@@ -106,7 +106,7 @@ void allocate_space(const std::string& path, std::uint64_t bytes);
 bool is_shared_directory(const std::string& path);
 
 /**
- * @brief Checks that a directory is safe to write checkpoints (or snapshots) into.
+ * @brief Checks that a directory is safe to write checkpoints or snapshots into.
  *
  * Refused, with one line naming the directory, its owner and mode: a directory of another user;
  * one other users may write (see is_shared_directory) unless it is sticky (they cannot then
@@ -117,8 +117,7 @@ bool is_shared_directory(const std::string& path);
  * @param what how the line names it, e.g. "checkpoint directory"
  * @throw funnel::error when refused; funnel::system_error when it cannot be examined
  */
-void check_checkpoint_directory(const std::string& path,
-                                const std::string& what = "checkpoint directory");
+void check_output_directory(const std::string& path, const std::string& what);
 
 /**
  * @brief Refuses an entry of another user (not following links) at `path`: in a sticky

@@ -269,7 +269,7 @@ snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
     detail::make_directories(impl_->options.directory);
     // The rules of checkpoint directories: snapshot files are made by name (HDF5), so nobody
     // else may plant links or files where they go.
-    detail::check_checkpoint_directory(impl_->options.directory, "snapshot directory");
+    detail::check_output_directory(impl_->options.directory, "snapshot directory");
     impl_->scan_existing();
   });
 }
