@@ -179,6 +179,17 @@ CLI::Validator integer_in(std::int64_t min, std::int64_t max) {
   });
 }
 
+CLI::Validator auto_or_integer_in(std::int64_t min, std::int64_t max) {
+  const std::string allowed =
+      "auto or an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]";
+  return validator([=](const std::string& text) {
+    std::int64_t value = 0;
+    return text == "auto" || (parse_integer(text, value) && value >= min && value <= max)
+               ? std::string{}
+               : allowed;
+  });
+}
+
 CLI::Validator positive_number() {
   return validator([](const std::string& text) -> std::string {
     char* end = nullptr;

@@ -42,6 +42,8 @@ constexpr std::size_t echo_limit = 80;
 
 /// @brief An integer in [min, max] (decimal, optional sign); names the range when refused.
 [[nodiscard]] CLI::Validator integer_in(std::int64_t min, std::int64_t max = INT64_MAX);
+/// @brief `auto`, or an integer in [min, max]; names both when refused.
+[[nodiscard]] CLI::Validator auto_or_integer_in(std::int64_t min, std::int64_t max);
 /// @brief A number above 0 and at most 1e15 (finite, no inf/nan).
 [[nodiscard]] CLI::Validator positive_number();
 /// @brief One of `words`.

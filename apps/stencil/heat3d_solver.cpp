@@ -151,6 +151,13 @@ class heat3d_solver final : public solver {
   [[nodiscard]] std::array<double, 3> spacing() const override { return {h_, h_, h_}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }
+  [[nodiscard]] int steps_per_exchange() const override {
+    if constexpr (streamed) {
+      return 1;
+    } else {
+      return field_.steps_per_exchange();
+    }
+  }
   [[nodiscard]] std::int64_t steps_per_graph() const override {
     if constexpr (streamed) {
       return 0;
@@ -169,7 +176,7 @@ class heat3d_solver final : public solver {
       // allocate while it launches, which a capture refuses.
       const bool graphs = setup.opts->graphs && setup.kernel == "cuda";
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
-                   setup.opts->halo_overlap, graphs);
+                   setup.opts->halo_overlap, graphs, setup.decomposition->halo());
     }
   }
 

@@ -18,6 +18,8 @@ namespace {
 
 /// The largest --config file read (a config is a few dozen short lines).
 constexpr std::size_t config_max_bytes = std::size_t{1} << 20;
+/// The deepest halo --halo-depth takes (each step recomputes up to K - 1 ghost layers).
+constexpr int max_halo_depth = 16;
 
 /// The text of the --config file. Every refusal is a usage error (the user named the wrong
 /// file); a system error is told by its reason alone, without the library's source location.
@@ -89,6 +91,7 @@ struct raw_options {
   std::string halo = "auto";
   std::string halo_overlap = "on";
   std::string graphs = "auto";
+  std::string halo_depth = "auto";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -196,6 +199,14 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "(--halo-overlap does not apply to them); off: every step is enqueued alone")
       ->type_name("auto|off")
       ->check(app::one_of({"auto", "off"}))
+      ->group(execution);
+  app.add_option("--halo-depth", raw.halo_depth,
+                 "resident heat3d: ghost cells per face, and steps per halo exchange: the steps "
+                 "in between recompute the ghosts they need (bitwise the same field, K times "
+                 "fewer exchanges); auto (default): 1, which measured as fast as any deeper "
+                 "halo on one H100 (docs/halo.md, \"Deep halos\")")
+      ->type_name("auto|K")
+      ->check(app::auto_or_integer_in(1, max_halo_depth))
       ->group(execution);
   app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
       ->type_name("PX,PY[,PZ]")
@@ -338,6 +349,7 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   o.halo = raw.halo;
   o.halo_overlap = raw.halo_overlap == "on";
   o.graphs = raw.graphs == "auto";
+  o.halo_depth = raw.halo_depth == "auto" ? 0 : static_cast<int>(app::to_integer(raw.halo_depth));
   if (o.mode == run_mode::streamed && !o.graphs) {
     throw invalid_argument("--graphs off: applies to --mode resident only");
   }
@@ -486,6 +498,11 @@ void resolve_defaults(options& o, bool on_gpu) {
       }
     }
   }
+  if (o.halo_depth > 0 && (o.mode != run_mode::resident || o.problem != problem_kind::heat3d)) {
+    throw invalid_argument("--halo-depth " + std::to_string(o.halo_depth) +
+                           " is not valid here: it applies to heat3d with --mode resident (the "
+                           "streamed mode's depth is --steps-per-pass)");
+  }
   if (o.mode == run_mode::streamed && o.problem != problem_kind::heat3d) {
     bad_value("--mode", "streamed", "resident for jacobi2d (streamed mode runs heat3d)");
   }
@@ -510,6 +527,9 @@ std::string to_config_text(const options& o) {
   out << "halo = " << o.halo << "\n";
   out << "halo-overlap = " << (o.halo_overlap ? "on" : "off") << "\n";
   out << "graphs = " << (o.graphs ? "auto" : "off") << "\n";
+  if (o.mode == run_mode::resident && o.problem == problem_kind::heat3d) {
+    out << "halo-depth = " << (o.halo_depth > 0 ? std::to_string(o.halo_depth) : "auto") << "\n";
+  }
   out << "dims = " << triple(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";

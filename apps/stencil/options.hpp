@@ -48,6 +48,7 @@ struct options {
   std::string halo = "auto";                    ///< --halo auto|ipc|mpi
   bool halo_overlap = true;                     ///< --halo-overlap on|off (resident mode)
   bool graphs = true;                           ///< --graphs auto|off (resident mode)
+  int halo_depth = 0;                           ///< --halo-depth (0 = auto; resident heat3d)
   std::array<int, 3> dims{0, 0, 0};             ///< --dims (0: let MPI choose)
   std::optional<std::int64_t> check_every;      ///< --check-every / -nccheck
   std::string summary;                          ///< --summary FILE ("" = none)

@@ -40,10 +40,12 @@ std::string format_plan(const plan_info& p) {
     out << "; rank 0:";
     for (const auto& path : p.rank0_paths) out << " [" << path << "]";
   }
+  if (p.halo_depth > 1)
+    out << "; " << p.halo_depth << " cells deep: an exchange every " << p.halo_depth << " steps";
   out << "\n";
   if (p.steps_per_graph > 0) {
     out << "  steps: " << p.steps_per_graph
-        << " per CUDA graph on rank 0 (each exchanges, then updates every cell)\n";
+        << " per CUDA graph on rank 0 (exchange, then update every cell)\n";
   }
   if (!p.pipeline.empty()) out << "  pipeline (rank 0): " << p.pipeline << "\n";
   return out.str();

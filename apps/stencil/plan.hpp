@@ -38,6 +38,7 @@ struct plan_info {
   std::size_t bytes_per_rank = 0;        ///< largest device footprint of a rank's fields
   std::vector<std::string> rank0_paths;  ///< rank 0's halo path per neighbour
   std::int64_t steps_per_graph = 0;      ///< rank 0's steps per CUDA graph (0: none)
+  int halo_depth = 1;                    ///< resident steps per exchange (--halo-depth)
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
   int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)

@@ -44,4 +44,19 @@ overlap_regions split_for_overlap(const field_layout& layout, int radius,
   return out;
 }
 
+std::vector<box> regions_after_exchange(const field_layout& layout,
+                                        const neighbour_faces& exchanged, int depth) {
+  std::vector<box> regions;
+  for (int p = 0; p < depth; ++p) {
+    box region = layout.interior_box();
+    for (int axis = 0; axis < 3; ++axis) {
+      if (layout.halo_along(axis) == 0) continue;
+      if (exchanged.has(axis, 0)) region.lo[axis] -= depth - 1 - p;
+      if (exchanged.has(axis, 1)) region.hi[axis] += depth - 1 - p;
+    }
+    regions.push_back(region);
+  }
+  return regions;
+}
+
 }  // namespace funnel::stencil

@@ -44,4 +44,15 @@ inline constexpr neighbour_faces all_faces{{{{true, true}, {true, true}, {true, 
 [[nodiscard]] overlap_regions split_for_overlap(const field_layout& layout, int radius,
                                                 const neighbour_faces& exchanged = all_faces);
 
+/**
+ * @brief What each step between two exchanges of a halo `depth` cells deep updates (a stencil of
+ * radius 1): entry p (0 <= p < depth) is the interior grown by `depth - 1 - p` cells on every
+ * exchanged face, so the last step before the next exchange updates the interior alone.
+ * @param layout the rank's field layout (its halo at least `depth`)
+ * @param exchanged the faces whose ghosts the exchange writes
+ * @param depth steps per exchange (>= 1)
+ */
+[[nodiscard]] std::vector<box> regions_after_exchange(const field_layout& layout,
+                                                      const neighbour_faces& exchanged, int depth);
+
 }  // namespace funnel::stencil

@@ -50,9 +50,15 @@ enum class lane { compute = 0, halo = 1 };
  *
  * Graphs: when the exchange can be replayed (halo_exchange::replayable: cuda, every neighbour
  * on this GPU under MPS, or none) and the caller allows it, advance() runs blocks of
- * `graph_steps` steps as one CUDA graph, captured once and launched again: each step exchanges,
- * then updates every cell (the order of `overlap` off). Many ranks sharing a GPU then cost the
- * GPU one submission per block instead of several per step (docs/halo.md).
+ * steps_per_graph() steps as one CUDA graph, captured once and launched again: each step
+ * exchanges, then updates every cell (the order of `overlap` off). Many ranks sharing a GPU then
+ * cost the GPU one submission per block instead of several per step (docs/halo.md).
+ *
+ * Deep halos: with a halo `depth` cells deep the field exchanges every `depth` steps; the step
+ * `p` steps after an exchange updates the interior grown by `depth - 1 - p` cells into the
+ * ghosts of every exchanged face, recomputing what the neighbours compute there with the same
+ * arithmetic, so the field stays bitwise that of one rank with `depth` times fewer exchanges
+ * (the overlapped order is not used then).
  * @tparam T float or double
  */
 template <class T>
@@ -67,8 +73,9 @@ class resident_field {
   /// @brief The exchange of one step in this many is timed (four events each; a small step
   /// costs tens of microseconds, so timing every step would be a visible part of it).
   static constexpr std::size_t timing_every = 8;
-  /// @brief Steps per CUDA graph (even: the two buffers are where they were when it began).
-  static constexpr std::int64_t graph_steps = 8;
+  /// @brief Steps per CUDA graph at least (then rounded up to a multiple of 2 and of the
+  /// halo depth, so the buffers are where they were and the block starts with an exchange).
+  static constexpr std::int64_t graph_steps_at_least = 8;
 
   /**
    * @param backend where the buffers live
@@ -79,12 +86,15 @@ class resident_field {
    *        exchange, then one update of every cell); not for steps run as graphs
    * @param graphs advance() may run blocks of steps as CUDA graphs (the update must only
    *        launch work that can be captured, with the same arguments every time)
+   * @param depth steps per exchange (>= 1, at most the decomposition's halo: a stencil of
+   *        radius 1)
    * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method, bool overlap,
-                 bool graphs = false)
-      : overlap_(overlap),
+                 bool graphs = false, int depth = 1)
+      : depth_(checked_depth(depth, decomposition)),
+        overlap_(overlap && depth_ == 1),
         backend_(backend),
         pool_(&pool),
         layout_(decomposition.layout()),
@@ -94,15 +104,17 @@ class resident_field {
         current_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         next_(pool, compute_, static_cast<std::size_t>(layout_.allocated_cells())),
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
-        halo_(decomposition, backend, pool, sizeof(T),
-              halo_options{parse_halo_method(halo_method), {current_.data(), next_.data()}}),
+        halo_(decomposition, backend, pool, sizeof(T), exchange_options(halo_method)),
         regions_(split_for_overlap(layout_, 1, faces_of(decomposition))),
+        step_regions_(regions_after_exchange(layout_, faces_of(decomposition), depth_)),
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
         ring_(make_ring(backend)) {
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
+    const std::int64_t unit = depth_ % 2 == 0 ? depth_ : 2 * depth_;  // lcm(2, depth)
+    graph_steps_ = (graph_steps_at_least + unit - 1) / unit * unit;
   }
 
   /// @brief The rank's layout.
@@ -126,8 +138,10 @@ class resident_field {
   }
   /// @brief Steps per graph advance() runs (0: every step is enqueued on its own).
   [[nodiscard]] std::int64_t steps_per_graph() const noexcept {
-    return use_graphs_ ? graph_steps : 0;
+    return use_graphs_ ? graph_steps_ : 0;
   }
+  /// @brief Steps per halo exchange (the halo depth the field uses).
+  [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
   /// @brief Bytes of device memory held for the two buffers.
   [[nodiscard]] std::size_t bytes() const noexcept {
     return 2 * static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T);
@@ -136,12 +150,11 @@ class resident_field {
   /**
    * @brief Enqueues one step with overlap, then swaps the buffers.
    *
-   * The exchange of every `timing_every`-th step is timed on the halo stream (events before and
-   * after begin() and finish()), so on CUDA the figure is the time the exchange's stream work
-   * took, not the host time of enqueueing it; it counts for the steps since the previous timed
-   * one. A step's
-   * figure is collected when its ring slot is reused, `run_ahead` steps later, which is also
-   * where the host waits for the GPU; halo_seconds_pending() collects the rest.
+   * Every `timing_every`-th exchange is timed on the halo stream (events before and after
+   * begin() and finish()), so on CUDA the figure is the time the exchange's stream work took,
+   * not the host time of enqueueing it; it counts for the exchanges since the previous timed
+   * one. A step's figure is collected when its ring slot is reused, `run_ahead` steps later, which
+   * is also where the host waits for the GPU; halo_seconds_pending() collects the rest.
    * @param update the stencil
    * @return halo exchange seconds (estimated as above) of the step `run_ahead` before this one
    * @throw funnel::stall_error when a neighbour stops (see halo_exchange::wait)
@@ -150,19 +163,22 @@ class resident_field {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
-    slot.timed = steps_ % timing_every == 0;
+    const auto phase = static_cast<std::size_t>(steps_ % static_cast<std::size_t>(depth_));
+    slot.timed = phase == 0 && (exchanges_ % timing_every == 0 || time_next_);
     if (slot.timed) {
-      // The timed exchange stands for every step since the previous timed one (graph blocks
-      // in between are not timed).
-      slot.weight = static_cast<std::int64_t>(steps_ + 1 - covered_);
-      covered_ = steps_ + 1;
+      // The timed exchange stands for every exchange since the previous timed one (graph
+      // blocks in between are not timed).
+      slot.weight = static_cast<std::int64_t>(exchanges_ + 1 - covered_);
+      covered_ = exchanges_ + 1;
+      time_next_ = false;
     }
+    if (phase == 0) ++exchanges_;
     if (!overlap_) {
-      // One stream: the exchange, then the whole box in one kernel. Fewer, larger kernels.
+      // One stream: the exchange (every depth_ steps), then the whole box in one kernel.
       mark(slot, 0, compute_);
-      halo_.exchange(compute_, current_.data());
+      if (phase == 0) halo_.exchange(compute_, current_.data());
       mark(slot, 1, compute_);
-      update(compute_, lane::compute, current_.data(), next_.data(), layout_.interior_box());
+      update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
       slot.done.record(compute_);
       slot.pending = true;
       std::swap(current_, next_);
@@ -209,14 +225,15 @@ class resident_field {
   double advance(const update_fn& update, std::int64_t count) {
     double collected = 0.0;
     while (count > 0) {
-      if (use_graphs_ && count >= graph_steps &&
+      if (use_graphs_ && count >= graph_steps_ && steps_ % static_cast<std::size_t>(depth_) == 0 &&
           (graph_.empty() || current_.data() == graph_first_)) {
         if (!graph_.empty() && ++blocks_ % timing_every == 0) {
-          for (std::int64_t s = 0; s < graph_steps; ++s) collected += step(update);
+          time_next_ = true;
+          for (std::int64_t s = 0; s < graph_steps_; ++s) collected += step(update);
         } else {
           collected += launch_graph(update);
         }
-        count -= graph_steps;
+        count -= graph_steps_;
       } else {
         collected += step(update);
         --count;
@@ -364,33 +381,55 @@ class resident_field {
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
-  // One block of graph_steps steps as a graph (captured on the first call).
+  // One block of graph_steps_ steps as a graph (captured on the first call), starting with an
+  // exchange.
   double launch_graph(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
     if (graph_.empty()) {
       // Capturing runs nothing, but it makes the exchange count the block's exchanges and
-      // swaps the buffers graph_steps times (back where they were): the launch below is the
+      // swaps the buffers graph_steps_ times (back where they were): the launch below is the
       // block those calls stand for.
       graph_first_ = current_.data();
       graph_ = graph::capture(compute_, [&] {
-        for (std::int64_t s = 0; s < graph_steps; ++s) {
-          halo_.exchange(compute_, current_.data());
-          update(compute_, lane::compute, current_.data(), next_.data(), layout_.interior_box());
+        for (std::int64_t s = 0; s < graph_steps_; ++s) {
+          const auto phase = static_cast<std::size_t>(s % depth_);
+          if (phase == 0) halo_.exchange(compute_, current_.data());
+          update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
           std::swap(current_, next_);
         }
       });
     } else {
-      halo_.replayed(static_cast<std::size_t>(graph_steps));
+      halo_.replayed(static_cast<std::size_t>(graph_steps_ / depth_));
     }
     graph_.launch(compute_);
     slot.done.record(compute_);
     slot.timed = false;
     slot.pending = true;
-    steps_ += static_cast<std::size_t>(graph_steps);
+    steps_ += static_cast<std::size_t>(graph_steps_);
+    exchanges_ += static_cast<std::size_t>(graph_steps_ / depth_);
     ++entries_;
     return collected;
+  }
+
+  static int checked_depth(int depth, const cartesian_decomposition& decomposition) {
+    FUNNEL_EXPECTS(depth >= 1 && depth <= decomposition.halo(),
+                   "resident_field: a halo depth of " + std::to_string(depth) +
+                       " steps needs a halo of that many cells; the decomposition's is " +
+                       std::to_string(decomposition.halo()));
+    return depth;
+  }
+
+  // Exchanges every depth_ steps take the same buffer when depth_ is even, so the cycle is
+  // that one buffer; when odd, the two alternate.
+  halo_options exchange_options(const std::string& method) const {
+    halo_options o;
+    o.method = parse_halo_method(method);
+    o.field_cycle = {current_.data()};
+    if (depth_ % 2 == 1) o.field_cycle.push_back(next_.data());
+    o.steps_per_exchange = depth_;
+    return o;
   }
 
   static void mark(step_slot& slot, std::size_t which, stream_view on) {
@@ -406,8 +445,8 @@ class resident_field {
     return {{(static_cast<void>(I), step_slot(backend))...}};
   }
 
-  // Waits (watchdog) for the slot's step and returns its halo seconds, counted for
-  // timing_every steps; 0 when none is pending or the step was not timed.
+  // Waits (watchdog) for the slot's step and returns its halo seconds, counted for the
+  // exchanges it stands for; 0 when none is pending or the step was not timed.
   double collect(step_slot& slot) {
     if (!slot.pending) return 0.0;
     halo_.wait(slot.done);
@@ -418,6 +457,7 @@ class resident_field {
     return static_cast<double>(slot.weight) * 1e-3 * ms;
   }
 
+  int depth_;
   bool overlap_;
   backend_kind backend_;
   memory_pool* pool_;
@@ -430,6 +470,7 @@ class resident_field {
   pinned_buffer staging_;
   halo_exchange halo_;
   overlap_regions regions_;
+  std::vector<box> step_regions_;    // what the step p steps after an exchange updates
   std::array<event, 2> inner_done_;  // after the inner update of even / odd steps
   event stashed_;
   event landed_;
@@ -437,8 +478,11 @@ class resident_field {
   std::array<step_slot, run_ahead> ring_;
   std::size_t entries_ = 0;  // ring entries used: one per step() or graph launch
   std::size_t steps_ = 0;
-  std::size_t covered_ = 0;  // steps the timed exchanges so far stand for
+  std::size_t exchanges_ = 0;
+  std::size_t covered_ = 0;  // exchanges the timed ones so far stand for
+  bool time_next_ = false;   // time the next exchange (a block run as steps)
   bool use_graphs_ = false;
+  std::int64_t graph_steps_ = graph_steps_at_least;
   graph graph_;
   T* graph_first_ = nullptr;  // the current buffer when the graph was captured
   std::size_t blocks_ = 0;    // blocks of graph_steps enqueued after the capture

@@ -342,6 +342,7 @@ int run_steps(const steps_context& c) {
   summary.halo_overlap = opts.halo_overlap ? "on" : "off";
   summary.graphs = opts.graphs ? "auto" : "off";
   summary.steps_per_graph = s->steps_per_graph();
+  summary.halo_depth = s->steps_per_exchange();
   summary.ranks = decomposition.size();
   summary.nodes = nodes;
   summary.dims = decomposition.dims();
@@ -462,6 +463,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.warnings = bound.report().warnings;
   plan.pipeline = s->pipeline_plan();
   plan.steps_per_graph = s->steps_per_graph();
+  plan.halo_depth = s->steps_per_exchange();
   plan.snapshots = output.describe();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);

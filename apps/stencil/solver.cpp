@@ -1,5 +1,8 @@
 #include "solver.hpp"
 
+#include <algorithm>
+
+#include "funnel/error.hpp"
 #include "solvers.hpp"
 
 namespace funnel::stencil {
@@ -16,8 +19,18 @@ cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
                                    {opts.dims[0], opts.dims[1], 1}, {false, true, false});
   }
   // k steps per pass recompute k planes of each neighbour's cells, so the halo is k deep.
-  const int halo = opts.mode == run_mode::streamed ? opts.steps_per_pass : 1;
-  return cartesian_decomposition(comm, n, halo, opts.dims);
+  if (opts.mode == run_mode::streamed) {
+    return cartesian_decomposition(comm, n, opts.steps_per_pass, opts.dims);
+  }
+  // Resident: the halo depth is the steps per exchange (--halo-depth). auto is 1: deeper halos
+  // measured no faster on one H100 (docs/halo.md, "Deep halos").
+  const int depth = opts.halo_depth > 0 ? opts.halo_depth : 1;
+  try {
+    return cartesian_decomposition(comm, n, depth, opts.dims);
+  } catch (const invalid_argument& e) {
+    if (opts.halo_depth == 0) throw;
+    throw invalid_argument("--halo-depth " + std::to_string(depth) + ": " + e.what());
+  }
 }
 
 std::unique_ptr<solver> make_solver(const run_setup& setup) {

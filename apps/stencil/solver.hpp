@@ -101,6 +101,8 @@ class solver {
   [[nodiscard]] virtual std::size_t field_bytes() const = 0;
   /// @brief Steps per CUDA graph of the resident steps (0: none; see --graphs).
   [[nodiscard]] virtual std::int64_t steps_per_graph() const { return 0; }
+  /// @brief Resident steps per halo exchange (the halo depth; 1 but for deep halos).
+  [[nodiscard]] virtual int steps_per_exchange() const { return 1; }
   /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in
   /// resident mode).
   [[nodiscard]] virtual std::string pipeline_plan() const { return {}; }
@@ -110,8 +112,8 @@ class solver {
 [[nodiscard]] std::string field_name_of(problem_kind problem);
 
 /**
- * @brief The decomposition a problem needs (global cells, halo 1 or k when streamed, periodic
- * axes).
+ * @brief The decomposition a problem needs (global cells; the halo: 1 for jacobi2d, k steps per
+ * pass when streamed, --halo-depth for resident heat3d; periodic axes).
  * @param comm all ranks
  * @param opts resolved options
  */

@@ -137,6 +137,13 @@ BAD_ARGS = [
     (["--mode", "streamed", "--pool-limit", "12Q"], "--pool-limit '12Q' is not valid"),
     (["--mode", "streamed", "--problem", "jacobi2d"], "--mode 'streamed'"),
     (["--steps-per-pass", "2"], "--mode streamed"),
+    (["--halo-depth", "0"], "--halo-depth '0' is not valid"),
+    (["--halo-depth", "17"], "--halo-depth '17' is not valid"),
+    (["--halo-depth", "deep"], "--halo-depth 'deep' is not valid"),
+    (["--mode", "streamed", "--halo-depth", "2"], "--halo-depth 2 is not valid here"),
+    (["--problem", "jacobi2d", "--halo-depth", "2"], "--halo-depth 2 is not valid here"),
+    (["--backend", "host", "--n", "8,8,8", "--dims", "2,1,1", "--halo-depth", "5"],
+     "--halo-depth 5: halo 5 is wider"),
     # k*h = 3 planes per chunk: 13 planes give at most 4 chunks.
     (["--backend", "host", "--n", "23,18,13", "--mode", "streamed", "--steps-per-pass", "3",
       "--chunks", "5"], "--mode streamed on rank"),

@@ -121,7 +121,8 @@ class halo_exchange::impl {
       : backend_(backend),
         element_size_(element_size),
         layout_(d.layout()),
-        cycle_(options.field_cycle) {
+        cycle_(options.field_cycle),
+        steps_per_exchange_(options.steps_per_exchange) {
     FUNNEL_EXPECTS(
         element_size == 4 || element_size == 8,
         "element size " + std::to_string(element_size) + " is not 4 (float) or 8 (double) bytes");
@@ -133,6 +134,9 @@ class halo_exchange::impl {
                        " fields; at most " +
                        std::to_string(detail::ipc_ordered_transport::max_cycle) + " are allowed");
     for (void* f : cycle_) FUNNEL_EXPECTS(f != nullptr, "halo_exchange: a null field in the cycle");
+    FUNNEL_EXPECTS(steps_per_exchange_ >= 1, "halo_exchange: steps_per_exchange " +
+                                                 std::to_string(steps_per_exchange_) +
+                                                 " is not allowed (1 or more)");
     MPI_Comm dup = MPI_COMM_NULL;
     FUNNEL_MPI_TRY(MPI_Comm_dup(d.comm(), &dup), "halo_exchange: private communicator");
     comm_ = comm_owner(dup);
@@ -291,7 +295,7 @@ class halo_exchange::impl {
     // every rank of the node.
     int node_can[3] = {my_fd.valid() ? 1 : 0,
                        !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0,
-                       cycle_.size() >= 2 && kernel_signals_wanted(backend_) ? 1 : 0};
+                       !cycle_.empty() && kernel_signals_wanted(backend_) ? 1 : 0};
     FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, node_can, 3, MPI_INT, MPI_MIN, node_comm_.get()),
                    "halo_exchange: can the node's pools be exported");
     const bool ordered = node_can[1] == 1;
@@ -421,7 +425,7 @@ class halo_exchange::impl {
       // Constructed on every rank of the node (links or not): its setup agrees over the node.
       transports_.push_back(std::make_unique<detail::ipc_ordered_transport>(
           std::move(ipc), comm_.get(), node_comm_.get(), backend_, pool, std::move(peers_), cycle_,
-          layout_, element_size_, watchdog_, kernel_signals_));
+          layout_, element_size_, watchdog_, kernel_signals_, steps_per_exchange_));
     } else if (!ipc.empty()) {
       transports_.push_back(std::make_unique<detail::ipc_handshake_transport>(
           std::move(ipc), comm_.get(), backend_, pool, std::move(peers_)));
@@ -436,6 +440,7 @@ class halo_exchange::impl {
   std::size_t element_size_;
   field_layout layout_;
   std::vector<void*> cycle_;
+  int steps_per_exchange_;
   comm_owner comm_;
   comm_owner node_comm_;
   int rank_ = 0;

@@ -23,6 +23,7 @@ struct setup_message {
   std::int64_t interior[3] = {0, 0, 0};
   std::int64_t halo = 0;
   std::int64_t element_size = 0;
+  std::int64_t arrive_first = 0;
 };
 
 export_bytes export_of(const memory_pool& pool, void* ptr) {
@@ -34,25 +35,23 @@ export_bytes export_of(const memory_pool& pool, void* ptr) {
 
 }  // namespace
 
-ipc_ordered_transport::ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm,
-                                             MPI_Comm node_comm, backend_kind backend,
-                                             memory_pool& pool,
-                                             std::map<int, imported_fields> peers,
-                                             const std::vector<void*>& cycle,
-                                             const field_layout& layout, std::size_t element_size,
-                                             stall_watchdog& watchdog, bool kernel_signals)
+ipc_ordered_transport::ipc_ordered_transport(
+    std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm, backend_kind backend,
+    memory_pool& pool, std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
+    const field_layout& layout, std::size_t element_size, stall_watchdog& watchdog,
+    bool kernel_signals, int steps_per_exchange)
     : links_(std::move(links)),
       remote_(links_.size()),
       peers_(std::move(peers)),
-      cycle_length_(cycle.size()),
       watchdog_(&watchdog),
-      kernel_signals_(kernel_signals) {
+      kernel_signals_(kernel_signals),
+      arrive_first_(cycle.size() == 1 || steps_per_exchange > 1) {
   ops_.reserve(links_.size());
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
                      " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
-  FUNNEL_EXPECTS(!kernel_signals || (backend == backend_kind::cuda && cycle.size() >= 2),
-                 "halo_exchange: kernel signals need the cuda backend and a cycle of 2 or more");
+  FUNNEL_EXPECTS(!kernel_signals || backend == backend_kind::cuda,
+                 "halo_exchange: kernel signals need the cuda backend");
   for (const auto& l : links_) last_axis_ = std::max(last_axis_, l.path.axis);
   std::string error;
   std::vector<setup_message> theirs(links_.size());
@@ -65,6 +64,7 @@ ipc_ordered_transport::ipc_ordered_transport(std::vector<halo_link> links, MPI_C
     for (int a = 0; a < 3; ++a) mine.interior[a] = layout.interior[a];
     mine.halo = layout.halo;
     mine.element_size = static_cast<std::int64_t>(element_size);
+    mine.arrive_first = arrive_first_ ? 1 : 0;
 
     theirs = swap_setup_messages(comm, links_, mine, "signal words");
     for (std::size_t i = 0; i < links_.size() && error.empty(); ++i) {
@@ -73,7 +73,8 @@ ipc_ordered_transport::ipc_ordered_transport(std::vector<halo_link> links, MPI_C
       const index3 interior{m.interior[0], m.interior[1], m.interior[2]};
       if (interior != l.remote_layout.interior || m.halo != l.remote_layout.halo ||
           m.element_size != static_cast<std::int64_t>(element_size) ||
-          m.cycle_length != static_cast<std::int64_t>(cycle.size())) {
+          m.cycle_length != static_cast<std::int64_t>(cycle.size()) ||
+          m.arrive_first != mine.arrive_first) {
         error = "halo_exchange: rank " + std::to_string(l.path.rank) +
                 " gives its field interior " + describe(interior) + ", halo " +
                 std::to_string(m.halo) + ", elements of " + std::to_string(m.element_size) +
@@ -81,7 +82,9 @@ ipc_ordered_transport::ipc_ordered_transport(std::vector<halo_link> links, MPI_C
                 " fields; this rank expects interior " + describe(l.remote_layout.interior) +
                 ", halo " + std::to_string(l.remote_layout.halo) + ", " +
                 std::to_string(element_size) + " B and " + std::to_string(cycle.size()) +
-                " (do all ranks build the same decomposition, element size and field cycle?)";
+                (m.arrive_first != mine.arrive_first ? "; and the two differ on deep halos" : "") +
+                " (do all ranks build the same decomposition, element size, field cycle and "
+                "steps per exchange?)";
       }
     }
   }
@@ -141,12 +144,9 @@ void ipc_ordered_transport::post_kernel(const exchange_step& step, int axis) {
     a.wait[s] = &signals_.words()->written[l.face()];
     a.wait_face[s] = l.face();
   }
-  a.mine = signals_.words();
+  a.context = kernel_wait_context();
   a.axis = axis;
   a.last = axis == last_axis_;
-  a.timeout_ns = static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(watchdog_->timeout()).count());
-  a.stall_flag = signals_.stall_flag_device();
   exchange_axis_cuda(step.stream.native_handle(), step.element_size, a);
 #else
   (void)step;
@@ -154,8 +154,39 @@ void ipc_ordered_transport::post_kernel(const exchange_step& step, int axis) {
 #endif
 }
 
+void ipc_ordered_transport::arrive_kernel(const exchange_step& step) {
+#if FUNNEL_HAS_CUDA
+  arrival_signals a;
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const halo_link& l = links_[i];
+    a.signal[a.count] = &remote_[i].signals->consumed[l.remote_face()];
+    a.wait[a.count] = &signals_.words()->consumed[l.face()];
+    a.wait_face[a.count] = l.face();
+    ++a.count;
+  }
+  a.context = kernel_wait_context();
+  arrive_cuda(step.stream.native_handle(), a);
+#else
+  (void)step;
+#endif
+}
+
+wait_context ipc_ordered_transport::kernel_wait_context() const {
+  wait_context context;
+  context.mine = signals_.words();
+  context.timeout_ns = static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(watchdog_->timeout()).count());
+  context.stall_flag = signals_.stall_flag_device();
+  return context;
+}
+
 void ipc_ordered_transport::begin(const exchange_step& step) {
-  if (links_.empty() || step.count <= 1 || cycle_length_ > 1) return;
+  if (links_.empty() || !arrive_first_) return;
+  if (kernel_signals_) {
+    arrive_kernel(step);  // c comes from the GPU's count: the same kernel serves every replay
+    return;
+  }
+  if (step.count <= 1) return;
   ops_.clear();
   for (std::size_t i = 0; i < links_.size(); ++i) {
     ops_.push_back({signal_op::kind::write, &remote_[i].signals->consumed[links_[i].remote_face()],
@@ -171,7 +202,7 @@ void ipc_ordered_transport::post(const exchange_step& step, int axis) {
     return;
   }
   ops_.clear();
-  if (cycle_length_ == 1 && step.count > 1) {
+  if (arrive_first_ && step.count > 1) {
     for (const auto& l : links_) {
       if (l.path.axis != axis) continue;
       ops_.push_back(

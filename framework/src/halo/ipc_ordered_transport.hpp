@@ -11,15 +11,17 @@
 // overwrite ghosts the neighbour still reads. With n >= 2 fields the written words already see
 // to it: my copy of exchange c + n waits (through my complete of exchange c + n - 1) for the
 // neighbour's copy of exchange c + 1, which its stream enqueues after all its reads of exchange
-// c's ghosts (callers order those reads before the next begin). With one field it does not, so
-// then each begin also writes the neighbour's consumed[face] = c - 1 ("my ghosts of exchange
-// c - 1 are read") and each post first waits my consumed[face] >= c - 1.
+// c's ghosts (callers order those reads before the next begin). With one field it does not, and
+// neither with deep halos (halo_options::steps_per_exchange > 1: the steps between two exchanges
+// read and write the ghosts of every field). Then each exchange starts with an *arrival*: begin
+// writes the neighbour's consumed[face] = c - 1 ("I am done with my ghosts of exchange c - 1")
+// and, before copying, each rank waits until its own consumed[face] >= c - 1.
 //
 // Two ways to signal (chosen at setup, the same on every rank of the node): stream memory
 // operations (the host passes c), or, with kernel_signals, one kernel per axis that copies,
 // signals and waits, taking c from the exchange count it keeps in device memory
-// (kernel_signals.hpp). The second needs a cycle of two or more fields, and its work can be
-// captured in a CUDA graph and launched again (replayable()).
+// (kernel_signals.hpp), with the arrival as a kernel of its own before the first axis. Its work
+// can be captured in a CUDA graph and launched again (replayable()).
 #pragma once
 
 #include <mpi.h>
@@ -56,13 +58,15 @@ class ipc_ordered_transport final : public link_transport {
    * @param watchdog names the neighbours when a host-side wait times out; with kernel signals
    *        it also watches the word the GPU writes when a wait there gave up
    * @param kernel_signals signal with the exchange's kernel instead of stream memory operations
-   *        (cuda backend, a cycle of two or more fields)
+   *        (cuda backend)
+   * @param steps_per_exchange the caller's steps per exchange (halo_options); above 1, or with
+   *        a cycle of one field, every exchange starts with the arrival handshake
    */
   ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm,
                         backend_kind backend, memory_pool& pool,
                         std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
                         const field_layout& layout, std::size_t element_size,
-                        stall_watchdog& watchdog, bool kernel_signals);
+                        stall_watchdog& watchdog, bool kernel_signals, int steps_per_exchange);
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   void begin(const exchange_step& step) override;
@@ -79,16 +83,18 @@ class ipc_ordered_transport final : public link_transport {
 
   void run(const exchange_step& step, const std::vector<signal_op>& ops, const char* waiting_for);
   void post_kernel(const exchange_step& step, int axis);
+  void arrive_kernel(const exchange_step& step);
+  [[nodiscard]] wait_context kernel_wait_context() const;
 
   std::vector<halo_link> links_;
   std::vector<remote> remote_;  // one per link
   std::map<int, imported_fields> peers_;
   signal_block signals_;
-  std::size_t cycle_length_;
   const stall_watchdog* watchdog_;
   std::vector<signal_op> ops_;  // the signals of one call, reused: no allocation per step
   bool kernel_signals_ = false;
-  int last_axis_ = -1;  // the highest axis with a link (its kernel counts the exchange done)
+  bool arrive_first_ = false;  // every exchange starts with the arrival handshake
+  int last_axis_ = -1;         // the highest axis with a link (its kernel counts the exchange done)
 };
 
 }  // namespace funnel::detail

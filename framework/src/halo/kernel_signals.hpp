@@ -34,25 +34,43 @@
 
 namespace funnel::detail {
 
+/// What every wait of a rank on the GPU needs.
+struct wait_context {
+  signal_words* mine = nullptr;         ///< this rank's words (exchanges, tickets, stalled)
+  std::uint64_t timeout_ns = 0;         ///< how long a wait may last
+  std::uint32_t* stall_flag = nullptr;  ///< device address of the pinned stall word
+};
+
 /// One axis of an exchange: the copies into the neighbours, their words to signal, this rank's
 /// words to wait on.
 struct axis_signals {
-  strided_copy copies[2];               ///< into the lower and upper neighbour (count used)
-  int count = 0;                        ///< copies used (1 or 2)
-  std::uint64_t* signal[2] = {};        ///< the neighbours' written[face] words
-  std::uint64_t* wait[2] = {};          ///< this rank's written[face] words
-  int wait_face[2] = {-1, -1};          ///< their face indices (what stall_flag reports)
-  signal_words* mine = nullptr;         ///< this rank's words (exchanges, tickets)
-  int axis = 0;                         ///< which ticket the blocks count on
-  bool last = false;                    ///< the exchange's last remote axis: count it done
-  std::uint64_t timeout_ns = 0;         ///< how long a wait may last
-  std::uint32_t* stall_flag = nullptr;  ///< device address of the pinned stall word
+  strided_copy copies[2];         ///< into the lower and upper neighbour (count used)
+  int count = 0;                  ///< copies used (1 or 2)
+  std::uint64_t* signal[2] = {};  ///< the neighbours' written[face] words
+  std::uint64_t* wait[2] = {};    ///< this rank's written[face] words
+  int wait_face[2] = {-1, -1};    ///< their face indices (what stall_flag reports)
+  wait_context context;           ///< this rank's words and stall timeout
+  int axis = 0;                   ///< which ticket the blocks count on
+  bool last = false;              ///< the exchange's last remote axis: count it done
+};
+
+/// The arrival at an exchange (deep halos, or a cycle of one field): tell every neighbour this
+/// rank is done with its ghosts of the exchange before, then wait until every neighbour has
+/// said the same, before any copy of this exchange writes into a neighbour's ghosts.
+struct arrival_signals {
+  std::uint64_t* signal[6] = {};  ///< the neighbours' consumed[face] words (count used)
+  std::uint64_t* wait[6] = {};    ///< this rank's consumed[face] words
+  int wait_face[6] = {-1, -1, -1, -1, -1, -1};  ///< their face indices
+  int count = 0;                                ///< links used
+  wait_context context;                         ///< this rank's words and stall timeout
 };
 
 #if FUNNEL_HAS_CUDA
 /// Enqueues the axis's kernel on `stream` (cuda/kernel_signals.cu). element_size is 4 or 8.
 void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
                         const axis_signals& axis);
+/// Enqueues the arrival kernel on `stream` (one thread: it signals, then waits).
+void arrive_cuda(cuda_stream_handle stream, const arrival_signals& arrival);
 #endif
 
 }  // namespace funnel::detail

@@ -31,10 +31,10 @@ namespace funnel {
  * - `ipc-ordered` (neighbours on this node and, on CUDA, on this GPU, when the options bind a
  *   field cycle): each rank copies its boundary slabs straight into the neighbour's ghosts and
  *   the GPU orders it: signal words in IPC-shared memory, written and waited on by stream
- *   memory operations, or, when the GPU is shared through MPS and the cycle holds two or more
- *   fields, by the exchange's own kernel (one per axis), which reads the exchange count from
- *   device memory. The host only enqueues, so it may run ahead of the GPU; no MPI message and
- *   no host wait per exchange. wait() bounds the host's waits on such work.
+ *   memory operations, or, when the GPU is shared through MPS, by the exchange's own kernels
+ *   (one per axis, and an arrival kernel for deep halos or a one-field cycle), which read the
+ *   exchange count from device memory. The host only enqueues, so it may run ahead of the GPU; no
+ * MPI message and no host wait per exchange. wait() bounds the host's waits on such work.
  * - `ipc` (the same neighbours without a field cycle, or `--halo ipc` across GPUs): the same
  *   copies, ordered by a host handshake per exchange (MPI messages and interprocess events).
  * - MPI (`mpi-host`, `mpi-staged`, `mpi-cuda-aware`; neighbours on other GPUs or nodes): faces
@@ -48,7 +48,9 @@ namespace funnel {
  * another process still maps. Fields must be allocations of `pool` with the decomposition's layout
  * and stay allocated until close(). The ghosts of the field given to begin() may be overwritten by
  * the neighbours once the stream given to the *next* begin() reaches that call, so work that
- * reads the ghosts must be ordered before it on that stream. Move-only.
+ * reads the ghosts must be ordered before it on that stream. With deep halos
+ * (halo_options::steps_per_exchange > 1) the steps between two exchanges may also write the
+ * ghosts of every field: the same rule holds for those writes. Move-only.
  */
 class halo_exchange {
  public:

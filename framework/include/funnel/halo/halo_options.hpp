@@ -27,6 +27,16 @@ struct halo_options {
    */
   std::vector<void*> field_cycle;
   /**
+   * @brief Steps the caller runs per exchange (deep halos: the halo is at least this many cells
+   * deep times the stencil radius, and the steps after an exchange recompute the ghosts they
+   * need, reading and writing ghost cells of every field). Above 1, or with a cycle of one
+   * field, every exchange first waits until each neighbour on this node is done with its ghosts
+   * of the exchange before (its *arrival* at this exchange), so no copy overwrites ghosts a
+   * neighbour still uses. With two buffers swapped every step and an even count, every exchange
+   * is of the same buffer: bind a cycle of that one field. Every rank must give the same value.
+   */
+  int steps_per_exchange = 1;
+  /**
    * @brief How long halo_exchange::wait(), and on the host backend a wait for a neighbour's
    * signal, may see no progress before funnel::stall_error is thrown. The environment
    * variable FUNNEL_HALO_TIMEOUT (seconds) overrides it.

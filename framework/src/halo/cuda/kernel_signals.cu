@@ -26,7 +26,7 @@ __device__ std::uint64_t now_ns() {
 
 // Waits until `*w >= value`; false when the rank already gave up a wait or this one times out
 // (then the face is written to the pinned stall word).
-__device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const axis_signals& a) {
+__device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const wait_context& a) {
   // The device copy of the stall word: a look at pinned host memory would put a PCIe round
   // trip on every step's critical path.
   volatile std::uint32_t* gave_up = &a.mine->stalled;
@@ -54,17 +54,18 @@ __device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const 
 __device__ void signal_and_wait(const axis_signals& a) {
   __threadfence();  // this block's copies are visible before its ticket is
   const unsigned blocks = gridDim.x * gridDim.y;
-  if (atomicAdd(&a.mine->tickets[a.axis], 1U) != blocks - 1) return;
-  a.mine->tickets[a.axis] = 0;
+  signal_words* mine = a.context.mine;
+  if (atomicAdd(&mine->tickets[a.axis], 1U) != blocks - 1) return;
+  mine->tickets[a.axis] = 0;
   __threadfence();  // every block's copies are visible before the signals
-  const std::uint64_t c = a.mine->exchanges + 1;
+  const std::uint64_t c = mine->exchanges + 1;
   for (auto* s : a.signal) {
     if (s != nullptr) word(as_ull(s)).store(c, cuda::memory_order_release);
   }
   for (int i = 0; i < 2; ++i) {
-    if (a.wait[i] != nullptr && !wait_for(a.wait[i], c, a.wait_face[i], a)) break;
+    if (a.wait[i] != nullptr && !wait_for(a.wait[i], c, a.wait_face[i], a.context)) break;
   }
-  if (a.last) a.mine->exchanges = c;
+  if (a.last) a.context.mine->exchanges = c;
 }
 
 // blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its cells.
@@ -75,6 +76,45 @@ __global__ void exchange_axis_kernel(axis_signals a, std::int64_t total0, std::i
   }
   __syncthreads();
   if (threadIdx.x == 0) signal_and_wait(a);
+}
+
+// Exchange c's arrival: "my ghosts of exchange c - 1 are done with" to every neighbour, then
+// wait for the neighbours' own. The kernels before it on the stream (every read and write of
+// this rank's ghosts since the last exchange) are complete when it starts.
+__global__ void arrive_kernel(arrival_signals a) {
+  const std::uint64_t done = a.context.mine->exchanges;  // c - 1
+  __threadfence();
+  for (int i = 0; i < a.count; ++i)
+    word(as_ull(a.signal[i])).store(done, cuda::memory_order_release);
+  for (int i = 0; i < a.count; ++i) {
+    if (!wait_for(a.wait[i], done, a.wait_face[i], a.context)) break;
+  }
+}
+
+// Launches `kernel` at the GPU's highest priority: the exchange is every neighbour's critical
+// path, so its blocks go before the updates of the other ranks sharing the GPU (graphs keep the
+// priority, see funnel::graph).
+template <class... Params, class... Args>
+void launch_first(cuda_stream_handle stream, dim3 grid, dim3 block, void (*kernel)(Params...),
+                  Args... args) {
+  static const int highest = [] {
+    int least = 0;
+    int greatest = 0;
+    FUNNEL_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest),
+                    "funnel::halo exchange kernel priority");
+    return greatest;
+  }();
+  cudaLaunchAttribute priority{};
+  priority.id = cudaLaunchAttributePriority;
+  priority.val.priority = highest;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.stream = stream;
+  config.attrs = &priority;
+  config.numAttrs = 1;
+  FUNNEL_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, args...),
+                  "funnel::halo exchange kernel launch");
 }
 
 std::int64_t cells(const index3& e) {
@@ -92,31 +132,15 @@ void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
   const std::int64_t largest = std::max<std::int64_t>({t0, t1, 1});
   const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
                   static_cast<unsigned>(std::max(axis.count, 1)));
-  // The exchange is every neighbour's critical path: its blocks go before the updates of the
-  // other ranks sharing the GPU (the highest priority; graphs keep it, see funnel::graph).
-  static const int highest = [] {
-    int least = 0;
-    int greatest = 0;
-    FUNNEL_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest),
-                    "funnel::halo exchange kernel priority");
-    return greatest;
-  }();
-  cudaLaunchAttribute priority{};
-  priority.id = cudaLaunchAttributePriority;
-  priority.val.priority = highest;
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = dim3(threads);
-  config.stream = stream;
-  config.attrs = &priority;
-  config.numAttrs = 1;
   if (element_size == 4) {
-    FUNNEL_CUDA_TRY(cudaLaunchKernelEx(&config, exchange_axis_kernel<std::uint32_t>, axis, t0, t1),
-                    "funnel::halo exchange kernel launch");
+    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint32_t>, axis, t0, t1);
   } else {
-    FUNNEL_CUDA_TRY(cudaLaunchKernelEx(&config, exchange_axis_kernel<std::uint64_t>, axis, t0, t1),
-                    "funnel::halo exchange kernel launch");
+    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint64_t>, axis, t0, t1);
   }
+}
+
+void arrive_cuda(cuda_stream_handle stream, const arrival_signals& arrival) {
+  launch_first(stream, dim3(1), dim3(1), arrive_kernel, arrival);
 }
 
 }  // namespace funnel::detail
