@@ -103,17 +103,24 @@ std::vector<ft::region_case> gpu_cases() {
   // Planes of more than 6 MiB in float and double: blocks issued in z order inside row groups,
   // four planes per thread, and a last chunk of three planes.
   const auto wide = ft::make_layout(1400, 1200, 7);
-  return {{"3d interior", cube, cube.interior_box()},
-          {"3d even strides", even, even.interior_box()},
-          {"3d even strides, odd sub-box", even, box{{3, 2, 5}, {40, 29, 20}}},
-          {"3d even strides, even start", even, box{{2, 1, 1}, {65, 31, 22}}},
-          {"3d wide planes", wide, wide.interior_box()},
-          {"3d thin z slab", cube, box{{1, 1, 17}, {68, 34, 18}}},
-          {"3d odd sub-box", cube, box{{3, 2, 5}, {41, 30, 39}}},
-          {"3d halo 2 into the halo", ft::make_layout(40, 20, 70, 2), box{{1, 1, 1}, {43, 23, 73}}},
-          {"2d interior", plane, plane.interior_box()},
-          {"2d one row", plane, box{{1, 20, 0}, {131, 21, 1}}},
-          {"1d interior", line, line.interior_box()}};
+  return {
+      {"3d interior", cube, cube.interior_box()},
+      {"3d even strides", even, even.interior_box()},
+      {"3d even strides, odd sub-box", even, box{{3, 2, 5}, {40, 29, 20}}},
+      {"3d even strides, even start", even, box{{2, 1, 1}, {65, 31, 22}}},
+      {"3d wide planes", wide, wide.interior_box()},
+      {"3d thin z slab", cube, box{{1, 1, 17}, {68, 34, 18}}},
+      {"3d odd sub-box", cube, box{{3, 2, 5}, {41, 30, 39}}},
+      {"3d halo 2 into the halo", ft::make_layout(40, 20, 70, 2), box{{1, 1, 1}, {43, 23, 73}}},
+      // Narrow rows (a grid split along x among many ranks) take narrower, taller blocks:
+      // 16 x 16 for 24 cells, 32 x 8 for 50, and one cell or an odd width.
+      {"3d narrow rows", ft::make_layout(24, 40, 9), ft::make_layout(24, 40, 9).interior_box()},
+      {"3d 50-cell rows", ft::make_layout(50, 40, 9), ft::make_layout(50, 40, 9).interior_box()},
+      {"3d one cell wide", cube, box{{5, 1, 1}, {6, 34, 41}}},
+      {"3d narrow odd rows", cube, box{{3, 2, 5}, {20, 30, 39}}},
+      {"2d interior", plane, plane.interior_box()},
+      {"2d one row", plane, box{{1, 20, 0}, {131, 21, 1}}},
+      {"1d interior", line, line.interior_box()}};
 }
 
 template <class T>
