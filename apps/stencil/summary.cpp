@@ -1,5 +1,6 @@
 #include "summary.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <fstream>
@@ -34,7 +35,7 @@ double run_summary::effective_bandwidth() const noexcept {
 }
 
 double run_summary::halo_share() const noexcept {
-  return seconds > 0 ? halo_seconds / seconds : 0.0;
+  return seconds > 0 ? std::min(1.0, halo_seconds / seconds) : 0.0;
 }
 
 std::string format_summary(const run_summary& s) {
@@ -100,6 +101,7 @@ std::string to_json(const run_summary& s) {
   j["halo_overlap"] = s.halo_overlap;
   j["graphs"] = s.graphs;
   j["steps_per_graph"] = s.steps_per_graph;
+  j["halo_depth"] = s.halo_depth;
   j["ranks"] = s.ranks;
   j["nodes"] = s.nodes;
   j["decomposition"] = s.dims;

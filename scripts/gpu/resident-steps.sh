@@ -12,6 +12,10 @@
 #             heat3d float 512^3, 200 steps, 1 and 8 ranks (both modes);
 #             jacobi2d 16384^2, norm every iteration, 300 iterations: 1 rank, 8 ranks IPC,
 #             8 ranks MPI
+#   depth     deep halos (--halo-depth K, an exchange every K steps), through funnel-run with
+#             MPS, one run each, as a fraction of one rank: heat3d float 768x96x96, 2000 steps,
+#             split along x on 8, 16, 32 ranks with K = 1, 2, 3, 4, 6, 8 and auto; heat3d float
+#             512^3, 200 steps, 8 ranks with K = 1, 2, 4 and auto
 #   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with MPS (kernel
 #             signals, graphs), without (stream memory operations) and without MPS but with
 #             FUNNEL_HALO_SIGNALS=kernel: the job ends promptly (a line naming a stopped
@@ -92,7 +96,7 @@ independent() {
   local name=$1 n=$2
   shift 2
   # shellcheck disable=SC2016 # expanded by the inner bash
-  timeout 120 mpirun -np "${n}" "${run}" --mps on --max-connections 2 -- bash -c 'for v in $(env | sed -n "s/^\(OMPI_[A-Z_]*\|PMIX_[A-Z_]*\)=.*/\1/p"); do unset "${v}"; done; exec "${@:2}" --summary "$1.${FUNNEL_LOCAL_RANK}.json"' \
+  timeout 120 mpirun -np "${n}" "${run}" --mps on --max-connections 2 -- bash -c 'for v in $(env | sed -n "s/^\(OMPI_[A-Za-z0-9_]*\|PMIX_[A-Za-z0-9_]*\)=.*/\1/p"); do unset "${v}"; done; export OMPI_MCA_ess_singleton_isolated=1; exec "${@:2}" --summary "$1.${FUNNEL_LOCAL_RANK}.json"' \
     bash "${out}/${name}" "${app}" --backend cuda --quiet "$@" >"${out}/${name}.log" 2>&1 || true
   python3 -c "import json,glob,sys; print(max(json.load(open(f))['time_s'] for f in glob.glob(sys.argv[1] + '.*.json')))" "${out}/${name}" 2>/dev/null || echo FAIL
 }
@@ -134,6 +138,29 @@ stage_measure() {
   local m
   m=$(stencil jacobi-8-mpi 8 "${jac[@]}" --halo mpi)
   record "jacobi2d 16384^2 nccheck 1, 8 ranks" "ipc $(ratios "${one}" "${t}"), mpi $(ratio "${one}" "${m}") (1 rank ${one} s)"
+  pgrep -a nvidia-cuda-mps || true
+}
+
+stage_depth() {
+  local one r k t line
+  local small=(--n 768,96,96 --dtype float --steps 2000)
+  one=$(stencil depth-small-1 1 "${small[@]}" --dims 1,1,1)
+  record "768x96x96 float 2000 steps, 1 rank" "${one} s"
+  for r in 8 16 32; do
+    line=""
+    for k in 1 2 3 4 6 8 auto; do
+      t=$(stencil "depth-small-${r}-${k}" "${r}" "${small[@]}" --dims "${r},1,1" --halo-depth "${k}")
+      line+="K=${k} $(ratio "${one}" "${t}")  "
+    done
+    record "768x96x96 float, ${r} ranks" "${line}"
+  done
+  one=$(stencil depth-big-1 1 --n 512,512,512 --dtype float --steps 200)
+  line=""
+  for k in 1 2 4 auto; do
+    t=$(stencil "depth-big-8-${k}" 8 --n 512,512,512 --dtype float --steps 200 --halo-depth "${k}")
+    line+="K=${k} $(ratio "${one}" "${t}")  "
+  done
+  record "512^3 float, 8 ranks" "${line}(1 rank ${one} s)"
   pgrep -a nvidia-cuda-mps || true
 }
 

@@ -59,6 +59,12 @@ def app_runs(build):
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [
         "--n", "40,36,32", "--steps", "10", "--halo", "ipc", "--dims", "2,2,2"], {}
+    # Deep halos: an exchange every 3 steps (the two buffers alternate) and every 4 (one
+    # buffer): the arrival handshake, and steps that write ghost cells.
+    yield "app_heat3d_ipc_deep3_4ranks", mpi + ["4", app] + common + [
+        "--n", "48,20,16", "--steps", "13", "--dims", "4,1,1", "--halo-depth", "3"], {}
+    yield "app_heat3d_ipc_deep4_4ranks", mpi + ["4", app] + common + [
+        "--n", "40,36,16", "--steps", "13", "--dims", "2,2,1", "--halo-depth", "4"], {}
     yield "app_jacobi2d_2ranks", mpi + ["2", app] + common + [
         "--problem", "jacobi2d", "--n", "256,256", "--steps", "10"], {}
     yield "app_jacobi2d_converge_4ranks", mpi + ["4", app] + common + [

@@ -87,6 +87,7 @@ def stencil_recipe(option, choice, workdir):
         "--halo": ([], False, None),
         "--halo-overlap": ([], False, "halo_overlap"),
         "--graphs": ([], False, "graphs"),
+        "--halo-depth": ([], False, None),
         "--dtype": ([], False, "dtype"),
         "--output-overlap": (["--output-every", "1", "--output-dir",
                               os.path.join(workdir, f"out-{choice}")], False, None),
