@@ -110,11 +110,10 @@ class resident_field {
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
-        ring_(make_ring(backend)) {
+        ring_(make_ring(backend)),
+        graph_steps_(graph_steps_for(depth_)) {
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
-    const std::int64_t unit = depth_ % 2 == 0 ? depth_ : 2 * depth_;  // lcm(2, depth)
-    graph_steps_ = (graph_steps_at_least + unit - 1) / unit * unit;
   }
 
   /// @brief The rank's layout.
@@ -163,16 +162,16 @@ class resident_field {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
-    const auto phase = static_cast<std::size_t>(steps_ % static_cast<std::size_t>(depth_));
-    slot.timed = phase == 0 && (exchanges_ % timing_every == 0 || time_next_);
+    const std::size_t phase = phase_of(steps_);
+    const std::size_t exchanges = exchanges_before(steps_);
+    slot.timed = phase == 0 && (exchanges % timing_every == 0 || time_next_);
     if (slot.timed) {
       // The timed exchange stands for every exchange since the previous timed one (graph
       // blocks in between are not timed).
-      slot.weight = static_cast<std::int64_t>(exchanges_ + 1 - covered_);
-      covered_ = exchanges_ + 1;
+      slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
+      covered_ = exchanges + 1;
       time_next_ = false;
     }
-    if (phase == 0) ++exchanges_;
     if (!overlap_) {
       // One stream: the exchange (every depth_ steps), then the whole box in one kernel.
       mark(slot, 0, compute_);
@@ -225,7 +224,7 @@ class resident_field {
   double advance(const update_fn& update, std::int64_t count) {
     double collected = 0.0;
     while (count > 0) {
-      if (use_graphs_ && count >= graph_steps_ && steps_ % static_cast<std::size_t>(depth_) == 0 &&
+      if (use_graphs_ && count >= graph_steps_ && phase_of(steps_) == 0 &&
           (graph_.empty() || current_.data() == graph_first_)) {
         if (!graph_.empty() && ++blocks_ % timing_every == 0) {
           time_next_ = true;
@@ -394,7 +393,7 @@ class resident_field {
       graph_first_ = current_.data();
       graph_ = graph::capture(compute_, [&] {
         for (std::int64_t s = 0; s < graph_steps_; ++s) {
-          const auto phase = static_cast<std::size_t>(s % depth_);
+          const std::size_t phase = phase_of(static_cast<std::size_t>(s));
           if (phase == 0) halo_.exchange(compute_, current_.data());
           update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
           std::swap(current_, next_);
@@ -408,9 +407,23 @@ class resident_field {
     slot.timed = false;
     slot.pending = true;
     steps_ += static_cast<std::size_t>(graph_steps_);
-    exchanges_ += static_cast<std::size_t>(graph_steps_ / depth_);
     ++entries_;
     return collected;
+  }
+
+  // Steps since the last exchange at step `step` (0: the step exchanges first).
+  [[nodiscard]] std::size_t phase_of(std::size_t step) const noexcept {
+    return step % static_cast<std::size_t>(depth_);
+  }
+  // Exchanges enqueued before step `step`: one at the start of every depth_ steps.
+  [[nodiscard]] std::size_t exchanges_before(std::size_t step) const noexcept {
+    return (step + static_cast<std::size_t>(depth_) - 1) / static_cast<std::size_t>(depth_);
+  }
+  // Steps per graph: at least graph_steps_at_least, a multiple of 2 (the buffers are where they
+  // were) and of the depth (the block starts with an exchange).
+  static std::int64_t graph_steps_for(int depth) {
+    const std::int64_t unit = depth % 2 == 0 ? depth : 2 * depth;  // lcm(2, depth)
+    return (graph_steps_at_least + unit - 1) / unit * unit;
   }
 
   static int checked_depth(int depth, const cartesian_decomposition& decomposition) {
@@ -476,13 +489,12 @@ class resident_field {
   event landed_;
   bool told_no_stash_ = false;
   std::array<step_slot, run_ahead> ring_;
+  std::int64_t graph_steps_;
   std::size_t entries_ = 0;  // ring entries used: one per step() or graph launch
   std::size_t steps_ = 0;
-  std::size_t exchanges_ = 0;
   std::size_t covered_ = 0;  // exchanges the timed ones so far stand for
   bool time_next_ = false;   // time the next exchange (a block run as steps)
   bool use_graphs_ = false;
-  std::int64_t graph_steps_ = graph_steps_at_least;
   graph graph_;
   T* graph_first_ = nullptr;  // the current buffer when the graph was captured
   std::size_t blocks_ = 0;    // blocks of graph_steps enqueued after the capture

@@ -1,7 +1,5 @@
 #include "solver.hpp"
 
-#include <algorithm>
-
 #include "funnel/error.hpp"
 #include "solvers.hpp"
 
