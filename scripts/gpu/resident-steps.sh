@@ -16,6 +16,9 @@
 #             MPS, one run each, as a fraction of one rank: heat3d float 768x96x96, 2000 steps,
 #             split along x on 8, 16, 32 ranks with K = 1, 2, 3, 4, 6, 8 and auto; heat3d float
 #             512^3, 200 steps, 8 ranks with K = 1, 2, 4 and auto
+#   scale     deep halos at the rank counts users run, through funnel-run with MPS: 17 ranks on
+#             1-cell boxes (refused in one line), 31 ranks K=4 float, 48 ranks K=2, 16 ranks K=3,
+#             each field bitwise against one rank
 #   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with MPS (kernel
 #             signals, graphs), without (stream memory operations) and without MPS but with
 #             FUNNEL_HALO_SIGNALS=kernel: the job ends promptly (a line naming a stopped
@@ -162,6 +165,23 @@ stage_depth() {
   done
   record "512^3 float, 8 ranks" "${line}(1 rank ${one} s)"
   pgrep -a nvidia-cuda-mps || true
+}
+
+stage_scale() {
+  local n
+  # equal N ARGS...: N ranks vs one rank, bitwise (tests/apps/stencil_app_test.py equal).
+  equal() {
+    n=$1
+    shift
+    timeout 150 python3 tests/apps/stencil_app_test.py --app "${app}" --mpiexec mpirun \
+      --np-flag=-np "--preflags=${run} --mps on --max-connections 2 --" equal -- "${n}" \
+      --backend cuda --problem heat3d "$@" >"${out}/scale-${n}.log" 2>&1
+    grep -E 'OK:|FAILED|field_layout gives no ghosts' "${out}/scale-${n}.log" | tail -1
+  }
+  record "17 ranks, 1-cell boxes" "$(equal 17 --n 17,16,16 --steps 13 --dims 17,1,1)"
+  record "31 ranks, K=4 float" "$(equal 31 --n 124,8,8 --steps 13 --dims 31,1,1 --halo-depth 4 --dtype float)"
+  record "48 ranks, K=2" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --halo-depth 2)"
+  record "16 ranks, K=3" "$(equal 16 --n 48,32,16 --steps 19 --dims 16,1,1 --halo-depth 3)"
 }
 
 stage_stall() {
