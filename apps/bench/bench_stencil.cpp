@@ -1,6 +1,9 @@
 // funnel-bench stencil: heat3d resident on one device against a device-to-device copy of the
 // same field (the bandwidth the stencil could reach), and N ranks splitting one grid on one GPU
 // through funnel-run + funnel-stencil against one rank owning the whole grid.
+#include <algorithm>
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -8,6 +11,7 @@
 #include "benchmarks.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/heat3d.hpp"
+#include "funnel/kernels/jacobi2d.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
@@ -17,53 +21,205 @@
 namespace funnel::bench {
 namespace {
 
-/// Figures of one resident case: the stencil loop and the copy loop over the same field.
-struct resident_case {
-  samples stencil;
-  samples copy;
-  double stencil_bytes_per_s = 0.0;  // effective: one read + one write per cell update
-  double copy_bytes_per_s = 0.0;     // read + write of the allocated field
-  double cell_updates_per_s = 0.0;
+/// The allocated rows a resident case is measured on: "none" keeps funnel's layout (rows of
+/// n + 2 cells), "8" and "16" pad every row at its end to a multiple of that many bytes, so the
+/// CUDA kernels can load 2 or 16 / sizeof(T) cells of a row as one vector, and "16-interior"
+/// also pads each row at its start so that its first interior cell (not its halo cell) is on a
+/// 16-byte boundary: the kernels' vector columns then start at the interior.
+struct row_alignment {
+  std::string name;       ///< as --row-align spells it
+  int bytes = 0;          ///< 0: no padding
+  bool interior = false;  ///< the first interior cell of a row on the boundary
+};
+
+row_alignment parse_row_alignment(const std::string& name) {
+  if (name == "none") return row_alignment{name, 0, false};
+  if (name == "16-interior") return row_alignment{name, 16, true};
+  return row_alignment{name, std::stoi(name), false};
+}
+
+/// A field on rows padded as `alignment` asks: the layout that allocates them (its x interior
+/// widened by the padding) and the field's own interior cells inside it.
+struct padded_field {
+  field_layout layout;
+  box interior;
 };
 
 template <class T>
-resident_case measure_resident(const context& ctx, std::int64_t n, long long steps) {
-  const field_layout layout{{n, n, n}, 1};
-  const auto bytes = static_cast<std::size_t>(layout.allocated_cells()) * sizeof(T);
+padded_field pad_rows(const field_layout& natural, const row_alignment& alignment) {
+  const auto per = std::max<std::int64_t>(1, alignment.bytes / std::int64_t{sizeof(T)});
+  const std::int64_t front = alignment.interior ? (per - natural.halo % per) % per : 0;
+  const std::int64_t row = (front + natural.allocated(0) + per - 1) / per * per;
+  field_layout layout = natural;
+  layout.interior[0] = row - 2 * natural.halo;
+  box interior = natural.interior_box();
+  interior.lo[0] += front;
+  interior.hi[0] += front;
+  return padded_field{layout, interior};
+}
+
+/// One resident problem: a field, the step that updates it, and what a copy of it moves.
+template <class T>
+struct resident_problem {
+  std::string label;    ///< e.g. "heat3d 512^3 float"
+  field_layout layout;  ///< funnel's layout of the field (no row padding)
+  bool norm = false;    ///< jacobi2d: the L2 norm every step
+  std::function<void(stream_view, const padded_field&, const T*, T*, float*)> step;
+  std::function<void(stream_view, const field_layout&, T*)> initialize;
+};
+
+/// Figures of one resident problem: each row alignment's steps and a copy of the field.
+struct resident_case {
+  std::vector<samples> stencil;  ///< one per row alignment
+  samples copy;
+  double copy_bytes_per_s = 0.0;            ///< read + write of the allocated field
+  std::vector<double> stencil_bytes_per_s;  ///< effective: one read + one write per cell update
+};
+
+template <class T>
+resident_case measure_resident(const context& ctx, const resident_problem<T>& problem,
+                               const std::vector<row_alignment>& alignments, long long steps) {
   stream s(ctx.backend);
   memory_pool_options options;
   options.name = "bench-stencil";
   memory_pool pool(ctx.backend, options);
-  T* a = static_cast<T*>(pool.allocate(s, bytes));
-  T* b = static_cast<T*>(pool.allocate(s, bytes));
-  kernels::heat3d_initialize(s.view(), layout, layout.interior, {0, 0, 0}, a);
-  kernels::heat3d_initialize(s.view(), layout, layout.interior, {0, 0, 0}, b);
-  const kernels::implementation impl = kernels::default_implementation(s);
-  const box interior = layout.interior_box();
-  const std::vector<samples> t =
-      time_interleaved(s, ctx.warmup, ctx.repeat,
-                       {[&] {
-                          for (long long i = 0; i < steps; ++i) {
-                            kernels::heat3d_step(s.view(), impl, layout, a, b, interior,
-                                                 kernels::heat3d_params<T>{T(0.1)});
-                            std::swap(a, b);
-                          }
-                        },
-                        [&] {
-                          for (long long i = 0; i < steps; ++i) copy_async(s, b, a, bytes);
-                        }});
-  pool.deallocate(s, a, bytes);
-  pool.deallocate(s, b, bytes);
+  struct arrays {
+    padded_field field;
+    std::size_t bytes = 0;
+    T* a = nullptr;
+    T* b = nullptr;
+  };
+  std::vector<arrays> fields;
+  const auto release = [&] {
+    for (arrays& f : fields) {
+      if (f.a != nullptr) pool.deallocate(s, f.a, f.bytes);
+      if (f.b != nullptr) pool.deallocate(s, f.b, f.bytes);
+    }
+  };
+  float* norm = nullptr;
+  try {
+    for (const row_alignment& alignment : alignments) {
+      arrays f{pad_rows<T>(problem.layout, alignment)};
+      f.bytes = static_cast<std::size_t>(f.field.layout.allocated_cells()) * sizeof(T);
+      fields.push_back(f);
+      fields.back().a = static_cast<T*>(pool.allocate(s, f.bytes));
+      fields.back().b = static_cast<T*>(pool.allocate(s, f.bytes));
+      problem.initialize(s.view(), f.field.layout, fields.back().a);
+      problem.initialize(s.view(), f.field.layout, fields.back().b);
+    }
+    if (problem.norm) norm = static_cast<float*>(pool.allocate(s, sizeof(float)));
+  } catch (...) {
+    release();
+    throw;
+  }
+  // The copy moves the unpadded field: the bytes every variant's steps read and write.
+  const auto copy_bytes = static_cast<std::size_t>(problem.layout.allocated_cells()) * sizeof(T);
+  std::vector<std::function<void()>> bodies;
+  for (arrays& f : fields) {
+    bodies.emplace_back([&, fp = &f] {
+      for (long long i = 0; i < steps; ++i) {
+        if (norm != nullptr) memset_async(s, norm, 0, sizeof(float));
+        problem.step(s.view(), fp->field, fp->a, fp->b, norm);
+        std::swap(fp->a, fp->b);
+      }
+    });
+  }
+  bodies.emplace_back([&] {
+    for (long long i = 0; i < steps; ++i) copy_async(s, fields[0].b, fields[0].a, copy_bytes);
+  });
+  const std::vector<samples> t = time_interleaved(s, ctx.warmup, ctx.repeat, bodies);
+  release();
+  if (norm != nullptr) pool.deallocate(s, norm, sizeof(float));
   s.synchronize();
 
   resident_case out;
-  out.stencil = t[0];
-  out.copy = t[1];
-  const double updates = double(layout.interior_box().cells()) * double(steps);
-  out.cell_updates_per_s = updates / t[0].median();
-  out.stencil_bytes_per_s = 2.0 * sizeof(T) * updates / t[0].median();
-  out.copy_bytes_per_s = 2.0 * double(bytes) * double(steps) / t[1].median();
+  out.copy = t.back();
+  out.copy_bytes_per_s = 2.0 * double(copy_bytes) * double(steps) / out.copy.median();
+  const double updates = double(problem.layout.interior_box().cells()) * double(steps);
+  for (std::size_t v = 0; v < alignments.size(); ++v) {
+    out.stencil.push_back(t[v]);
+    out.stencil_bytes_per_s.push_back(2.0 * sizeof(T) * updates / t[v].median());
+  }
   return out;
+}
+
+template <class T>
+resident_problem<T> heat3d_problem(std::int64_t n, const std::string& dtype) {
+  resident_problem<T> p;
+  p.label = "heat3d " + std::to_string(n) + "^3 " + dtype;
+  p.layout = field_layout{{n, n, n}, 1};
+  p.step = [](stream_view s, const padded_field& f, const T* a, T* b, float*) {
+    kernels::heat3d_step(s, kernels::default_implementation(s), f.layout, a, b, f.interior,
+                         kernels::heat3d_params<T>{T(0.1)});
+  };
+  p.initialize = [](stream_view s, const field_layout& l, T* a) {
+    kernels::heat3d_initialize(s, l, l.interior, {0, 0, 0}, a);
+  };
+  return p;
+}
+
+resident_problem<float> jacobi2d_problem(std::int64_t n) {
+  resident_problem<float> p;
+  p.label = "jacobi2d " + std::to_string(n) + "^2 float, norm every step,";
+  p.layout = kernels::jacobi2d_layout(n, n);
+  p.norm = true;
+  p.step = [](stream_view s, const padded_field& f, const float* a, float* b, float* norm) {
+    kernels::jacobi2d_step(s, kernels::default_implementation(s), f.layout, a, b, f.interior, norm);
+  };
+  p.initialize = [](stream_view s, const field_layout& l, float* a) {
+    kernels::jacobi2d_initialize(s, l, l.interior, {0, 0, 0}, a, nullptr);
+  };
+  return p;
+}
+
+/// Measures `problem` on every row alignment and adds a row per alignment (the first one, the
+/// layout funnel allocates, carries the goal) and the raw figures to `cases`.
+template <class T>
+void resident_rows(const context& ctx, const resident_problem<T>& problem,
+                   const std::vector<row_alignment>& alignments, long long steps, double goal,
+                   outcome& o, json& cases) {
+  json c = json::object();
+  c["case"] = problem.label;
+  c["steps"] = steps;
+  resident_case r;
+  try {
+    r = measure_resident<T>(ctx, problem, alignments, steps);
+  } catch (const out_of_memory& e) {
+    c["skipped"] = std::string("does not fit: ") + e.what();
+    o.notes.push_back(problem.label + ": does not fit the device");
+    cases.push_back(std::move(c));
+    return;
+  }
+  c["copy"] = r.copy.to_json();
+  c["copy_bytes_per_s"] = r.copy_bytes_per_s;
+  json variants = json::array();
+  for (std::size_t v = 0; v < alignments.size(); ++v) {
+    comparison row;
+    row.what = problem.label + " vs copy";
+    if (alignments[v].bytes > 0) {
+      row.what += ", " + std::to_string(alignments[v].bytes) + " B rows";
+      if (alignments[v].interior) row.what += ", interior aligned";
+    }
+    row.baseline_name = "device-to-device copy";
+    row.baseline = r.copy_bytes_per_s / 1e9;
+    row.funnel_name = problem.label.substr(0, problem.label.find(' ')) + " effective bandwidth";
+    row.funnel = r.stencil_bytes_per_s[v] / 1e9;
+    row.unit = "GB/s";
+    row.ratio = r.stencil_bytes_per_s[v] / r.copy_bytes_per_s;
+    if (v == 0) row.target = at_least(goal);
+    row.goal_applies = ctx.on_gpu();
+    o.rows.push_back(row);
+    json variant = json::object();
+    variant["row_align"] = alignments[v].name;
+    const padded_field padded = pad_rows<T>(problem.layout, alignments[v]);
+    variant["row_elements"] = padded.layout.allocated(0);
+    variant["interior_x"] = padded.interior.lo[0];
+    variant["stencil"] = r.stencil[v].to_json();
+    variant["stencil_bytes_per_s"] = r.stencil_bytes_per_s[v];
+    variants.push_back(std::move(variant));
+  }
+  c["variants"] = std::move(variants);
+  cases.push_back(std::move(c));
 }
 
 void resident_part(const context& ctx, outcome& o) {
@@ -71,41 +227,21 @@ void resident_part(const context& ctx, outcome& o) {
   const std::vector<long long> sizes = opt.integers("sizes");
   const std::vector<std::string> dtypes = opt.choices("dtypes");
   const long long steps = opt.integer("steps");
+  std::vector<row_alignment> alignments;
+  for (const std::string& a : opt.choices("row-align"))
+    alignments.push_back(parse_row_alignment(a));
   json cases = json::array();
   for (const std::string& dtype : dtypes) {
     for (const long long n : sizes) {
-      json c = json::object();
-      c["dtype"] = dtype;
-      c["n"] = n;
-      resident_case r;
-      try {
-        r = dtype == "float" ? measure_resident<float>(ctx, n, steps)
-                             : measure_resident<double>(ctx, n, steps);
-      } catch (const out_of_memory& e) {
-        c["skipped"] = std::string("does not fit: ") + e.what();
-        o.notes.push_back(dtype + " " + std::to_string(n) + "^3: does not fit the device");
-        cases.push_back(std::move(c));
-        continue;
+      if (dtype == "float") {
+        resident_rows(ctx, heat3d_problem<float>(n, dtype), alignments, steps, 0.93, o, cases);
+      } else {
+        resident_rows(ctx, heat3d_problem<double>(n, dtype), alignments, steps, 0.93, o, cases);
       }
-      comparison row;
-      row.what = "heat3d " + std::to_string(n) + "^3 " + dtype + " vs copy";
-      row.baseline_name = "device-to-device copy";
-      row.baseline = r.copy_bytes_per_s / 1e9;
-      row.funnel_name = "heat3d effective bandwidth";
-      row.funnel = r.stencil_bytes_per_s / 1e9;
-      row.unit = "GB/s";
-      row.ratio = r.stencil_bytes_per_s / r.copy_bytes_per_s;
-      row.target = at_least(0.90);
-      row.goal_applies = ctx.on_gpu();
-      o.rows.push_back(row);
-      c["steps"] = steps;
-      c["stencil"] = r.stencil.to_json();
-      c["copy"] = r.copy.to_json();
-      c["cell_updates_per_s"] = r.cell_updates_per_s;
-      c["stencil_bytes_per_s"] = r.stencil_bytes_per_s;
-      c["copy_bytes_per_s"] = r.copy_bytes_per_s;
-      cases.push_back(std::move(c));
     }
+  }
+  for (const long long n : opt.integers("jacobi-n")) {
+    resident_rows(ctx, jacobi2d_problem(n), alignments, steps, 0.85, o, cases);
   }
   o.raw["resident"] = std::move(cases);
 }
@@ -216,15 +352,27 @@ benchmark stencil_benchmark() {
   spec.brief = "heat3d vs a device copy; N ranks splitting one grid vs one rank";
   spec.summary =
       "heat3d resident on one device: effective bandwidth (cell updates x 2 x element size / s)\n"
-      "against a device-to-device copy of the same field in the same run (goal >= 0.90), float\n"
-      "and double; and N ranks splitting one grid on one GPU through funnel-run +\n"
-      "funnel-stencil against one rank owning it: the cube (goal >= 0.97 at N = 8) and a small\n"
-      "float grid split along x (goals >= 0.70 / 0.55 / 0.40 at N = 8 / 16 / 32).";
+      "against a device-to-device copy of the same field in the same run (goal >= 0.93), float\n"
+      "and double, on funnel's rows and on padded rows (--row-align); jacobi2d\n"
+      "with its norm every step the same way (goal >= 0.85); and N ranks splitting one grid on\n"
+      "one GPU through funnel-run + funnel-stencil against one rank owning it: the cube (goal\n"
+      ">= 0.97 at N = 8) and a small float grid split along x (goals >= 0.70 / 0.55 / 0.40 at\n"
+      "N = 8 / 16 / 32).";
   spec.options = {
       integers_option("sizes", "LIST", "edges of the resident cubes", "256,512,1024", "12,16", 4),
       choices_option("dtypes", "LIST", "element types (float,double)", "float,double",
                      "float,double", {"float", "double"}),
       integer_option("steps", "S", "stencil steps (and copies) per timed repetition", "20", "2"),
+      choices_option("row-align", "LIST",
+                     "rows of the resident fields: none (funnel's layout; the first listed "
+                     "carries the goal), a multiple of 8 or 16 bytes, or 16 bytes with the "
+                     "interior on the boundary (16-interior)",
+                     "none,16,16-interior", "none,8,16,16-interior",
+                     {"none", "8", "16", "16-interior"}),
+      integers_option(
+          "jacobi-n", "LIST",
+          "jacobi2d grids (N x N cells with the boundary, norm every step) against a copy", "16384",
+          "18", 3),
       integers_option("ranks", "LIST", "ranks splitting the shared grid", "1,2,4,8", "1,2"),
       integer_option("shared-n", "N", "edge of the grid the ranks split", "512", "12", 4),
       choice_option("shared-dtype", "T", "its element type", "float", "float", {"float", "double"}),

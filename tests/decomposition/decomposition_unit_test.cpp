@@ -1,4 +1,4 @@
-// The split arithmetic and the argument checks of funnel::cartesian_decomposition.
+// The split arithmetic and the argument checks of funnel::cartesian_decomposition; box_difference.
 #include <gtest/gtest.h>
 #include <mpi.h>
 
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/decomposition/detail/box_difference.hpp"
 #include "funnel/decomposition/detail/grid_split.hpp"
 #include "funnel/error.hpp"
 
@@ -201,6 +202,63 @@ TEST(GridSplit, RejectsBadRequestsNamingTheValue) {
         (void)checked_dims(4, {64, 10, 1}, 3, {1, 4, 0});
       },
       {"halo 3 is wider than the smallest local extent 2 along y"});
+}
+
+// Random boxes in [-2, 10)^3 (inverted ones included): every cell of `outer` outside `inner` lies
+// in exactly one slab, no other cell in any, and there are at most six non-empty slabs.
+TEST(BoxDifference, SlabsTileTheOuterBoxOutsideTheInner) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int> coordinate(-2, 9);
+  const auto inside = [](const box& b, std::int64_t x, std::int64_t y, std::int64_t z) {
+    return x >= b.lo[0] && x < b.hi[0] && y >= b.lo[1] && y < b.hi[1] && z >= b.lo[2] &&
+           z < b.hi[2];
+  };
+  for (int trial = 0; trial < 500; ++trial) {
+    box outer;
+    box inner;
+    for (int axis = 0; axis < 3; ++axis) {
+      outer.lo[axis] = coordinate(rng);
+      outer.hi[axis] = outer.lo[axis] + std::uniform_int_distribution<int>(0, 6)(rng);
+      inner.lo[axis] = coordinate(rng);
+      inner.hi[axis] = coordinate(rng);
+    }
+    const std::vector<box> slabs = funnel::detail::box_difference(outer, inner);
+    ASSERT_LE(slabs.size(), 6u);
+    for (const box& slab : slabs) ASSERT_FALSE(slab.empty());
+    for (std::int64_t z = -2; z < 16; ++z) {
+      for (std::int64_t y = -2; y < 16; ++y) {
+        for (std::int64_t x = -2; x < 16; ++x) {
+          int count = 0;
+          for (const box& slab : slabs) count += inside(slab, x, y, z) ? 1 : 0;
+          const bool wanted = inside(outer, x, y, z) && !inside(inner, x, y, z);
+          ASSERT_EQ(count, wanted ? 1 : 0) << "cell " << x << "," << y << "," << z;
+        }
+      }
+    }
+  }
+}
+
+// A chunk's frame: z slabs are whole planes (contiguous), then y rows, then x columns; empty
+// slabs are left out; an inner box that covers the outer leaves nothing.
+TEST(BoxDifference, PeelsWholePlanesFirst) {
+  using funnel::detail::box_difference;
+  const box outer{{0, 0, 0}, {6, 5, 8}};
+  const std::vector<box> shell = box_difference(outer, {{1, 1, 2}, {5, 4, 7}});
+  ASSERT_EQ(shell.size(), 6u);
+  EXPECT_EQ(shell[0], (box{{0, 0, 0}, {6, 5, 2}}));
+  EXPECT_EQ(shell[1], (box{{0, 0, 7}, {6, 5, 8}}));
+  EXPECT_EQ(shell[2], (box{{0, 0, 2}, {6, 1, 7}}));
+  EXPECT_EQ(shell[3], (box{{0, 4, 2}, {6, 5, 7}}));
+  EXPECT_EQ(shell[4], (box{{0, 1, 2}, {1, 4, 7}}));
+  EXPECT_EQ(shell[5], (box{{5, 1, 2}, {6, 4, 7}}));
+  // An axis of one cell spanned by both, a face with nothing to peel.
+  const std::vector<box> thin = box_difference({{0, 0, 0}, {1, 5, 8}}, {{0, 1, 0}, {1, 4, 8}});
+  ASSERT_EQ(thin.size(), 2u);
+  EXPECT_EQ(thin[0], (box{{0, 0, 0}, {1, 1, 8}}));
+  EXPECT_EQ(thin[1], (box{{0, 4, 0}, {1, 5, 8}}));
+  EXPECT_TRUE(box_difference(outer, {{-1, 0, 0}, {6, 9, 8}}).empty());
+  EXPECT_EQ(box_difference(outer, {{6, 0, 0}, {9, 5, 8}}), std::vector<box>{outer});
+  EXPECT_TRUE(box_difference({{0, 0, 0}, {0, 5, 8}}, {{1, 1, 1}, {2, 2, 2}}).empty());
 }
 
 TEST(CartesianDecomposition, OneRankOwnsEverything) {

@@ -42,15 +42,22 @@ class test_stream {
   cudaStream_t s_{};
 };
 
+// `offset` elements past a 256-byte aligned allocation (the kernels pick their vector width
+// and first column from where the arrays sit).
 template <class T>
 class device_array {
  public:
-  explicit device_array(std::size_t count) : count_(count) {
-    FUNNEL_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&p_), count * sizeof(T)),
+  explicit device_array(std::size_t count, std::size_t offset = 0)
+      : count_(count), offset_(offset) {
+    FUNNEL_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&base_), (count + offset) * sizeof(T)),
                     "kernels_gpu test");
+    p_ = base_ + offset;
   }
-  explicit device_array(const std::vector<T>& host) : device_array(host.size()) { upload(host); }
-  ~device_array() { FUNNEL_CUDA_LOG(cudaFree(p_)); }
+  explicit device_array(const std::vector<T>& host, std::size_t offset = 0)
+      : device_array(host.size(), offset) {
+    upload(host);
+  }
+  ~device_array() { FUNNEL_CUDA_LOG(cudaFree(base_)); }
   device_array(const device_array&) = delete;
   device_array& operator=(const device_array&) = delete;
   [[nodiscard]] T* get() const { return p_; }
@@ -70,8 +77,10 @@ class device_array {
   }
 
  private:
+  T* base_{};
   T* p_{};
   std::size_t count_;
+  std::size_t offset_;
 };
 
 class timing_event {
@@ -103,12 +112,22 @@ std::vector<ft::region_case> gpu_cases() {
   // Planes of more than 6 MiB in float and double: blocks issued in z order inside row groups,
   // four planes per thread, and a last chunk of three planes.
   const auto wide = ft::make_layout(1400, 1200, 7);
+  // Rows and planes of a multiple of 16 bytes (64 x 32 allocated): float takes four cells per
+  // thread (one float4 per row), double two; the same for wide planes (1400 x 1202 allocated).
+  const auto padded = ft::make_layout(62, 30, 21);
+  const auto padded_wide = ft::make_layout(1398, 1200, 7);
   return {
       {"3d interior", cube, cube.interior_box()},
       {"3d even strides", even, even.interior_box()},
       {"3d even strides, odd sub-box", even, box{{3, 2, 5}, {40, 29, 20}}},
       {"3d even strides, even start", even, box{{2, 1, 1}, {65, 31, 22}}},
       {"3d wide planes", wide, wide.interior_box()},
+      {"3d 16-byte rows", padded, padded.interior_box()},
+      {"3d 16-byte rows, odd sub-box", padded, box{{3, 2, 5}, {42, 29, 20}}},
+      {"3d 16-byte rows, aligned start", padded, box{{4, 1, 1}, {60, 31, 22}}},
+      {"3d 16-byte rows, wide planes", padded_wide, padded_wide.interior_box()},
+      {"3d 16-byte rows, narrow", ft::make_layout(22, 40, 9),
+       ft::make_layout(22, 40, 9).interior_box()},
       {"3d thin z slab", cube, box{{1, 1, 17}, {68, 34, 18}}},
       {"3d odd sub-box", cube, box{{3, 2, 5}, {41, 30, 39}}},
       {"3d halo 2 into the halo", ft::make_layout(40, 20, 70, 2), box{{1, 1, 1}, {43, 23, 73}}},
@@ -123,24 +142,35 @@ std::vector<ft::region_case> gpu_cases() {
       {"1d interior", line, line.interior_box()}};
 }
 
+// Offsets (in elements) of the input and output arrays from a 256-byte aligned address: the
+// kernels take the widest vector both arrays are aligned for (float offsets 1 and 3: single
+// cells; 2: pairs), and arrays shifted differently.
+struct array_offsets {
+  std::size_t in;
+  std::size_t out;
+};
+constexpr array_offsets offset_cases[] = {{0, 0}, {1, 1}, {3, 3}, {0, 1}, {2, 0}};
+
 template <class T>
-void check_heat_cuda_vs_host(const ft::region_case& gc, std::mt19937_64& rng) {
-  SCOPED_TRACE(gc.name);
+void check_heat_cuda_vs_host(const ft::region_case& gc, std::mt19937_64& rng,
+                             array_offsets offsets = {0, 0}) {
+  SCOPED_TRACE(gc.name + ", array offsets " + std::to_string(offsets.in) + "/" +
+               std::to_string(offsets.out));
   test_stream stream;
   const auto in = ft::random_field<T>(gc.layout, rng);
   auto host_out = ft::poisoned_field<T>(gc.layout);
   const fk::heat3d_params<T> params{static_cast<T>(0.15)};
   fk::heat3d_step(stream_view::host(), fk::implementation::host, gc.layout, in.data(),
                   host_out.data(), gc.region, params);
-  device_array<T> d_in(in);
-  device_array<T> d_out(ft::poisoned_field<T>(gc.layout));
+  device_array<T> d_in(in, offsets.in);
+  device_array<T> d_out(ft::poisoned_field<T>(gc.layout), offsets.out);
   fk::heat3d_step(stream.view(), fk::implementation::cuda, gc.layout, d_in.get(), d_out.get(),
                   gc.region, params);
   stream.synchronize();
   // Bitwise over the whole array: the region equal to host, everything else still poisoned.
   EXPECT_EQ(ft::differing_cells(host_out, d_out.download()), 0);
 
-  device_array<T> d_pieces(ft::poisoned_field<T>(gc.layout));
+  device_array<T> d_pieces(ft::poisoned_field<T>(gc.layout), offsets.out);
   for (const box& part : ft::random_split(gc.region, rng)) {
     fk::heat3d_step(stream.view(), fk::implementation::cuda, gc.layout, d_in.get(), d_pieces.get(),
                     part, params);
@@ -153,12 +183,19 @@ void check_heat_cuda_vs_host(const ft::region_case& gc, std::mt19937_64& rng) {
 
 TEST(Heat3dCuda, BitwiseEqualToHostFloat) {
   FUNNEL_TEST_SEEDED_RNG(rng);
-  for (const auto& gc : gpu_cases()) check_heat_cuda_vs_host<float>(gc, rng);
+  for (const auto& gc : gpu_cases()) {
+    for (const array_offsets offsets : offset_cases)
+      check_heat_cuda_vs_host<float>(gc, rng, offsets);
+  }
 }
 
 TEST(Heat3dCuda, BitwiseEqualToHostDouble) {
   FUNNEL_TEST_SEEDED_RNG(rng);
-  for (const auto& gc : gpu_cases()) check_heat_cuda_vs_host<double>(gc, rng);
+  for (const auto& gc : gpu_cases()) {
+    for (const array_offsets offsets : offset_cases) {
+      check_heat_cuda_vs_host<double>(gc, rng, offsets);
+    }
+  }
 }
 
 TEST(Heat3dCuda, RefusesTheHostStream) {
@@ -173,31 +210,41 @@ TEST(Heat3dCuda, RefusesTheHostStream) {
 TEST(Jacobi2dCuda, FieldBitwiseAndNormCloseToHost) {
   FUNNEL_TEST_SEEDED_RNG(rng);
   test_stream stream;
-  const auto layout = fk::jacobi2d_layout(1030, 517);
-  for (const box& region :
-       {layout.interior_box(), box{{1, 100, 0}, {1029, 101, 1}}, box{{33, 7, 0}, {900, 400, 1}}}) {
-    const auto a = ft::random_field<float>(layout, rng);
-    auto host_new = ft::poisoned_field<float>(layout);
-    float host_norm = 0.0F;
-    fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
-                      host_new.data(), region, &host_norm);
-    device_array<float> d_a(a);
-    device_array<float> d_new(ft::poisoned_field<float>(layout));
-    device_array<float> d_norm(std::vector<float>{0.0F});
-    fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new.get(),
-                      region, d_norm.get());
-    stream.synchronize();
-    EXPECT_EQ(ft::differing_cells(host_new, d_new.download()), 0);
-    const float cuda_norm = d_norm.download()[0];
-    // Float sums of region.cells() terms in different orders: a relative 1e-5 covers it.
-    EXPECT_NEAR(cuda_norm, host_norm, 1e-5 * host_norm);
-    EXPECT_GT(host_norm, 0.0F);
-    // Without a norm the field is the same.
-    device_array<float> d_new2(ft::poisoned_field<float>(layout));
-    fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new2.get(),
-                      region, nullptr);
-    stream.synchronize();
-    EXPECT_EQ(ft::differing_cells(host_new, d_new2.download()), 0);
+  // Rows of 1028 (16 bytes: four cells per thread), 1030 (two) and 1031 floats (one); regions
+  // with every start and end alignment, one row, and row counts not a multiple of a thread's.
+  for (const std::int64_t nx : {1028, 1030, 1031}) {
+    const auto layout = fk::jacobi2d_layout(nx, 517);
+    SCOPED_TRACE("nx " + std::to_string(nx));
+    for (const box& region :
+         {layout.interior_box(), box{{1, 100, 0}, {nx - 1, 101, 1}}, box{{33, 7, 0}, {900, 400, 1}},
+          box{{4, 3, 0}, {6, 514, 1}}, box{{2, 1, 0}, {nx - 2, 511, 1}}}) {
+      const auto a = ft::random_field<float>(layout, rng);
+      auto host_new = ft::poisoned_field<float>(layout);
+      float host_norm = 0.0F;
+      fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
+                        host_new.data(), region, &host_norm);
+      for (const array_offsets offsets : offset_cases) {
+        SCOPED_TRACE("array offsets " + std::to_string(offsets.in) + "/" +
+                     std::to_string(offsets.out));
+        device_array<float> d_a(a, offsets.in);
+        device_array<float> d_new(ft::poisoned_field<float>(layout), offsets.out);
+        device_array<float> d_norm(std::vector<float>{0.0F});
+        fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new.get(),
+                          region, d_norm.get());
+        stream.synchronize();
+        EXPECT_EQ(ft::differing_cells(host_new, d_new.download()), 0);
+        const float cuda_norm = d_norm.download()[0];
+        // Float sums of region.cells() terms in different orders: a relative 1e-5 covers it.
+        EXPECT_NEAR(cuda_norm, host_norm, 1e-5 * host_norm);
+        EXPECT_GT(host_norm, 0.0F);
+        // Without a norm the field is the same.
+        device_array<float> d_new2(ft::poisoned_field<float>(layout), offsets.out);
+        fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new2.get(),
+                          region, nullptr);
+        stream.synchronize();
+        EXPECT_EQ(ft::differing_cells(host_new, d_new2.download()), 0);
+      }
+    }
   }
 }
 

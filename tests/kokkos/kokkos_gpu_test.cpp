@@ -1,7 +1,8 @@
 // Kokkos kernels on the CUDA backend (a Kokkos build with its CUDA backend): Kokkos::Cuda
-// instances on funnel streams, the Kokkos kernels bitwise equal to the CUDA kernels, the Jacobi
-// norm to rounding, and the Kokkos heat3d bandwidth against the CUDA kernel on 512^3 in the same
-// process (printed; not asserted).
+// instances on funnel streams, the Kokkos kernels (every heat3d work split, heat3d_variant.hpp)
+// bitwise equal to the CUDA kernels, the Jacobi norm to rounding, and the bandwidth of every
+// Kokkos heat3d variant against the CUDA kernel on 512^3 in the same process (printed; not
+// asserted).
 #include <gtest/gtest.h>
 
 #include <Kokkos_Core.hpp>
@@ -16,10 +17,12 @@
 #include "funnel/kokkos/execution_space.hpp"
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/stream.hpp"
+#include "heat3d_variant.hpp"
 #include "kernel_test_support.hpp"
 #include "kokkos_environment.hpp"
 
 namespace fk = funnel::kernels;
+namespace fkk = funnel::kernels::detail::kokkos;
 namespace ft = funnel::kernels::testing;
 using funnel::backend_kind;
 using funnel::box;
@@ -82,6 +85,51 @@ TEST(KokkosCuda, Heat3dBitwiseEqualToCudaKernel) {
   check_heat<float>(plane, plane.interior_box(), rng);
 }
 
+namespace {
+
+// Every variant of the Kokkos heat3d kernel against the CUDA kernel, with the arrays `shift`
+// elements into their buffers (1: not aligned for pair loads in either kernel).
+template <class T>
+void check_variants(const field_layout& layout, const box& region, std::size_t shift,
+                    std::mt19937_64& rng) {
+  SCOPED_TRACE("shift " + std::to_string(shift) + (sizeof(T) == 4 ? ", float" : ", double"));
+  const funnel::stream stream(backend_kind::cuda);
+  auto field = ft::random_field<T>(layout, rng);
+  field.insert(field.begin(), shift, T(0));
+  const auto in = to_device(field);
+  const auto c = static_cast<T>(0.15);
+  auto poisoned = ft::poisoned_field<T>(layout);
+  poisoned.insert(poisoned.begin(), shift, T(0));
+  const auto by_cuda = to_device(poisoned);
+  fk::heat3d_step(stream.view(), fk::implementation::cuda, layout, in.data() + shift,
+                  by_cuda.data() + shift, region, fk::heat3d_params<T>{c});
+  const auto expected = to_host(by_cuda);
+  for (const fkk::heat3d_variant variant : fkk::heat3d_variants) {
+    SCOPED_TRACE(std::string("variant ") + fkk::to_string(variant));
+    const auto by_kokkos = to_device(poisoned);
+    fkk::heat3d_step(stream.view(), layout, in.data() + shift, by_kokkos.data() + shift, region, c,
+                     variant);
+    stream.synchronize();
+    EXPECT_EQ(ft::differing_cells(expected, to_host(by_kokkos)), 0);
+  }
+}
+
+}  // namespace
+
+TEST(KokkosCuda, Heat3dVariantsBitwiseEqualToCudaKernel) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  const auto odd = ft::make_layout(67, 33, 40);    // allocated rows of 69 cells: scalar loads
+  const auto even = ft::make_layout(130, 34, 41);  // rows of 132: pair loads when aligned
+  for (const std::size_t shift : {0, 1}) {
+    check_variants<float>(odd, odd.interior_box(), shift, rng);
+    check_variants<double>(odd, box{{3, 2, 5}, {41, 30, 39}}, shift, rng);
+    check_variants<float>(even, even.interior_box(), shift, rng);
+    check_variants<double>(even, even.interior_box(), shift, rng);
+    check_variants<float>(even, box{{3, 2, 5}, {128, 30, 40}}, shift, rng);
+    check_variants<double>(even, box{{64, 1, 1}, {67, 35, 42}}, shift, rng);
+  }
+}
+
 TEST(KokkosCuda, Jacobi2dFieldBitwiseNormClose) {
   FUNNEL_TEST_SEEDED_RNG(rng);
   const funnel::stream stream(backend_kind::cuda);
@@ -103,17 +151,13 @@ TEST(KokkosCuda, Jacobi2dFieldBitwiseNormClose) {
 
 namespace {
 
-template <class T>
-double seconds_per_step(const funnel::stream& stream, fk::implementation impl,
-                        const field_layout& layout, T* a, T* b) {
+// Seconds per call of `step(in, out)` on `stream`, ping-ponging between a and b.
+template <class T, class Step>
+double seconds_per_step(const funnel::stream& stream, T* a, T* b, const Step& step) {
   constexpr int warmup = 3;
   constexpr int reps = 20;
-  const fk::heat3d_params<T> params{static_cast<T>(0.1)};
   auto run = [&](int count) {
-    for (int r = 0; r < count; ++r) {
-      fk::heat3d_step(stream.view(), impl, layout, r % 2 ? b : a, r % 2 ? a : b,
-                      layout.interior_box(), params);
-    }
+    for (int r = 0; r < count; ++r) step(r % 2 ? b : a, r % 2 ? a : b);
   };
   funnel::event start(backend_kind::cuda, funnel::event_flags::timing);
   funnel::event stop(backend_kind::cuda, funnel::event_flags::timing);
@@ -125,22 +169,45 @@ double seconds_per_step(const funnel::stream& stream, fk::implementation impl,
   return funnel::event::elapsed_ms(start, stop) / 1e3 / reps;
 }
 
+// The CUDA kernel and the Kokkos kernel through the front end (the default variant), then every
+// variant, each right after a fresh measurement of the CUDA kernel, so that a ratio compares
+// runs taken seconds apart.
 template <class T>
 void report_bandwidth(std::int64_t n) {
   const funnel::stream stream(backend_kind::cuda);
   const auto layout = ft::make_layout(n, n, n);
+  const auto region = layout.interior_box();
   const auto cells = static_cast<std::size_t>(layout.allocated_cells());
   device_view<T> a("funnel::tests::a", cells);
   device_view<T> b("funnel::tests::b", cells);
-  const double cuda_s =
-      seconds_per_step(stream, fk::implementation::cuda, layout, a.data(), b.data());
+  const fk::heat3d_params<T> params{static_cast<T>(0.1)};
+  auto by = [&](fk::implementation impl) {
+    return [&, impl](const T* in, T* out) {
+      fk::heat3d_step(stream.view(), impl, layout, in, out, region, params);
+    };
+  };
+  const double bytes = 2.0 * static_cast<double>(region.cells()) * sizeof(T);
+  const char* type = sizeof(T) == 4 ? "float" : "double";
+  const double cuda_s = seconds_per_step(stream, a.data(), b.data(), by(fk::implementation::cuda));
   const double kokkos_s =
-      seconds_per_step(stream, fk::implementation::kokkos, layout, a.data(), b.data());
-  const double bytes = 2.0 * static_cast<double>(layout.interior_box().cells()) * sizeof(T);
+      seconds_per_step(stream, a.data(), b.data(), by(fk::implementation::kokkos));
   std::printf("heat3d %lld^3 %s: cuda %.1f GB/s, kokkos %.1f GB/s, kokkos/cuda %.3f\n",
-              static_cast<long long>(n), sizeof(T) == 4 ? "float" : "double", bytes / cuda_s / 1e9,
-              bytes / kokkos_s / 1e9, cuda_s / kokkos_s);
+              static_cast<long long>(n), type, bytes / cuda_s / 1e9, bytes / kokkos_s / 1e9,
+              cuda_s / kokkos_s);
   EXPECT_GT(kokkos_s, 0.0);
+  for (const fkk::heat3d_variant variant : fkk::heat3d_variants) {
+    const double variant_cuda_s =
+        seconds_per_step(stream, a.data(), b.data(), by(fk::implementation::cuda));
+    const double variant_s = seconds_per_step(stream, a.data(), b.data(), [&](const T* in, T* out) {
+      fkk::heat3d_step(stream.view(), layout, in, out, region, params.alpha_dt_over_h2, variant);
+    });
+    std::printf(
+        "heat3d %lld^3 %s variant %-9s: cuda %.1f GB/s, kokkos %.1f GB/s, kokkos/cuda %.3f%s\n",
+        static_cast<long long>(n), type, fkk::to_string(variant), bytes / variant_cuda_s / 1e9,
+        bytes / variant_s / 1e9, variant_cuda_s / variant_s,
+        variant == fkk::heat3d_default_variant<T> ? " (default)" : "");
+    EXPECT_GT(variant_s, 0.0);
+  }
 }
 
 }  // namespace

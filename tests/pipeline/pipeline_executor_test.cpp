@@ -1,11 +1,14 @@
 // pipeline_executor on the host backend: streamed passes equal whole-field steps bitwise, for
 // several k, chunk counts, slot counts, staging choices, 2D and 3D, under a pool byte limit
 // smaller than the field; rank faces with neighbours are emulated by cutting a sub-box out of
-// a bigger field; the trace holds one span per chunk and operation.
+// a bigger field; the frame each chunk's second buffer gets holds every cell no step writes
+// (slot buffers poisoned with NaN first); the trace holds one span per chunk and operation.
 #include "funnel/pipeline/pipeline_executor.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <complex>
 #include <limits>
 #include <random>
 #include <string>
@@ -21,6 +24,7 @@ namespace {
 
 using funnel::backend_kind;
 using funnel::box;
+using funnel::chunk;
 using funnel::chunk_plan;
 using funnel::field_layout;
 using funnel::host_staging;
@@ -193,6 +197,120 @@ TEST(PipelineExecutor, NeighbourFacesMatchTheWholeField) {
           }
         }
       }
+    }
+  }
+}
+
+// One pass of `plan` over `in` after a pass over NaN, so the slot buffers start full of NaN: a
+// cell the second buffer misses (the frame copied before step 1) or a step misses shows up.
+// `out` starts as `in` with NaN in the planes the pass writes.
+template <class T>
+std::vector<T> pass_after_poison(const chunk_plan& plan, int slots, const std::vector<T>& in,
+                                 const typename pipeline_executor<T>::compute_function& compute) {
+  const T nan{std::numeric_limits<double>::quiet_NaN()};
+  memory_pool pool(backend_kind::host);
+  pipeline_executor<T> executor(backend_kind::host, pool, plan, {slots});
+  const std::vector<T> poison(in.size(), nan);
+  std::vector<T> out(in.size(), nan);
+  (void)executor.run(poison.data(), out.data(), compute);
+  out = in;
+  const chunk& last = plan[plan.size() - 1];
+  std::fill(out.begin() + plan[0].output_offset,
+            out.begin() + last.output_offset + last.output_cells, nan);
+  (void)executor.run(in.data(), out.data(), compute);
+  return out;
+}
+
+std::vector<double> pass_after_poison(const chunk_plan& plan, int slots,
+                                      const std::vector<double>& in) {
+  return pass_after_poison<double>(plan, slots, in, heat_callback());
+}
+
+// Fields of every shape the plan allows (non-cubic, axes of one cell without halo there, chunks
+// along z, y or x, a halo deeper than k*h): after k steps the whole array, halo columns of the
+// written planes included, equals the reference bitwise.
+TEST(PipelineExecutor, FrameHoldsTheCellsNoStepWrites) {
+  const field_layout fields[] = {{{5, 9, 14}, 1},  {{1, 7, 12}, 1}, {{9, 1, 10}, 1},
+                                 {{11, 16, 1}, 1}, {{1, 1, 18}, 1}, {{24, 1, 1}, 1},
+                                 {{6, 5, 10}, 3}};
+  for (const field_layout& f : fields) {
+    const auto initial = funnel::test::random_field<double>(f, fresh_seed());
+    for (const int k : {1, 2, 3}) {
+      const auto expected = funnel::test::reference_steps(f, initial, k, coefficient);
+      const int most = chunk_plan::max_chunks(f, 1, k);
+      for (const int chunks : {1, 2, most}) {
+        if (chunks > most) continue;
+        for (const int slots : {1, 2}) {
+          const auto out = pass_after_poison(chunk_plan(f, 1, k, chunks), slots, initial);
+          const std::int64_t diff = funnel::test::first_difference(out, expected);
+          EXPECT_EQ(diff, -1) << "interior (" << f.interior[0] << "," << f.interior[1] << ","
+                              << f.interior[2] << ") halo " << f.halo << " k=" << k
+                              << " C=" << chunks << " S=" << slots << ": first difference at cell "
+                              << diff;
+        }
+      }
+    }
+  }
+}
+
+// As above for a rank with neighbours below in y and on both sides in z (its halo holds their
+// cells) and physical faces in x and above in y: the interior equals the whole field's.
+TEST(PipelineExecutor, FrameWithNeighbourFaces) {
+  for (const int k : {2, 3}) {
+    const field_layout global{{7, 12, 16}, k};
+    const auto initial = funnel::test::random_field<double>(global, fresh_seed());
+    const auto expected = funnel::test::reference_steps(global, initial, k, coefficient);
+    // Local interior = global interior cells x all, y in [6, 12), z in [5, 13).
+    const field_layout local{{7, 6, 8}, k};
+    const funnel::index3 shift{0, 6, 5};  // local allocated (i,j,k) = global (i,j,k) + shift
+    funnel::neighbour_faces faces;
+    faces.open[1] = {true, false};
+    faces.open[2] = {true, true};
+    std::vector<double> in(static_cast<std::size_t>(local.allocated_cells()));
+    for (std::int64_t z = 0; z < local.allocated(2); ++z) {
+      for (std::int64_t y = 0; y < local.allocated(1); ++y) {
+        for (std::int64_t x = 0; x < local.allocated(0); ++x) {
+          in[static_cast<std::size_t>(local.index(x, y, z))] = initial[static_cast<std::size_t>(
+              global.index(x + shift[0], y + shift[1], z + shift[2]))];
+        }
+      }
+    }
+    for (const int chunks : {1, 2, chunk_plan::max_chunks(local, 1, k)}) {
+      const auto out = pass_after_poison(chunk_plan(local, 1, k, chunks, faces), 2, in);
+      const box interior = local.interior_box();
+      for (std::int64_t z = interior.lo[2]; z < interior.hi[2]; ++z) {
+        for (std::int64_t y = interior.lo[1]; y < interior.hi[1]; ++y) {
+          for (std::int64_t x = interior.lo[0]; x < interior.hi[0]; ++x) {
+            const double want = expected[static_cast<std::size_t>(
+                global.index(x + shift[0], y + shift[1], z + shift[2]))];
+            const double got = out[static_cast<std::size_t>(local.index(x, y, z))];
+            ASSERT_EQ(std::memcmp(&want, &got, sizeof want), 0)
+                << "k=" << k << " chunks=" << chunks << " cell " << x << "," << y << "," << z;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Elements of 16 bytes: the frame's strided parts move as two 8-byte words per cell.
+TEST(PipelineExecutor, FrameOfWideElements) {
+  using complex = std::complex<double>;
+  const complex c{coefficient, 0.0};
+  const pipeline_executor<complex>::compute_function heat =
+      [c](stream_view, const field_layout& layout, const complex* in, complex* out,
+          const box& region, int) { funnel::test::heat_step(layout, in, out, region, c); };
+  for (const field_layout& f : {field_layout{{5, 7, 9}, 1}, field_layout{{6, 11, 1}, 2}}) {
+    std::vector<complex> initial;
+    for (const double v : funnel::test::random_field<double>(f, fresh_seed())) {
+      initial.emplace_back(v, 1.0 - v);
+    }
+    for (const int k : {2, 3}) {
+      const auto out = pass_after_poison<complex>(chunk_plan(f, 1, k, 2), 2, initial, heat);
+      const std::int64_t diff =
+          funnel::test::first_difference(out, funnel::test::reference_steps(f, initial, k, c));
+      EXPECT_EQ(diff, -1) << "interior (" << f.interior[0] << "," << f.interior[1] << ","
+                          << f.interior[2] << ") k=" << k << ": first difference at cell " << diff;
     }
   }
 }

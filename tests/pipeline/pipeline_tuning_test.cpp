@@ -1,4 +1,5 @@
-// choose_pipeline, probe_pipeline and run_pipeline_benchmark on the host backend.
+// choose_pipeline, probe_pipeline and run_pipeline_benchmark on the host backend; the bounds of
+// pipeline_benchmark_result.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -101,9 +102,31 @@ TEST(PipelineProbeAndBenchmark, RunOnTheHostBackend) {
   EXPECT_EQ(result.compute_alone.cell_updates, result.pipelined.cell_updates);
   EXPECT_EQ(result.serial.mode, funnel::pass_mode::serial);
   EXPECT_NE(result.report().find("(a)/(b)"), std::string::npos);
+  EXPECT_NE(result.report().find("(c')/(b)"), std::string::npos);
+  EXPECT_GT(result.efficiency_vs_bidirectional_bound(), 0.0);
   EXPECT_THROW(
       (void)funnel::run_pipeline_benchmark(executor, in.data(), out.data(), heat_callback(), 0),
       funnel::invalid_argument);
+}
+
+// Figures of the H100 run in docs/performance.md: copies dominate, and the two directions at once
+// take longer than either alone, so the bidirectional bound is the larger one.
+TEST(PipelineBenchmarkResult, BidirectionalBoundTimesBothDirectionsAtOnce) {
+  funnel::pipeline_benchmark_result r;
+  r.h2d_alone.h2d_seconds = 0.168;
+  r.d2h_alone.d2h_seconds = 0.156;
+  r.compute_alone.kernel_seconds = 0.0126;
+  r.copies_both.pass_seconds = 0.2026;
+  r.pipelined.pass_seconds = 0.2044;
+  EXPECT_DOUBLE_EQ(r.bound_seconds(), 0.168);
+  EXPECT_DOUBLE_EQ(r.bidirectional_bound_seconds(), 0.2026);
+  EXPECT_DOUBLE_EQ(r.efficiency_vs_bidirectional_bound(), 0.2026 / 0.2044);
+  // Kernel-bound: the kernels set both bounds.
+  r.compute_alone.kernel_seconds = 0.3;
+  EXPECT_DOUBLE_EQ(r.bound_seconds(), 0.3);
+  EXPECT_DOUBLE_EQ(r.bidirectional_bound_seconds(), 0.3);
+  // Nothing timed: 0, not a division by zero.
+  EXPECT_EQ(funnel::pipeline_benchmark_result{}.efficiency_vs_bidirectional_bound(), 0.0);
 }
 
 }  // namespace

@@ -6,7 +6,9 @@
 #include <optional>
 #include <vector>
 
+#include "../halo/strided_copy.hpp"
 #include "funnel/config.hpp"
+#include "funnel/decomposition/detail/box_difference.hpp"
 #include "funnel/error.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/event.hpp"
@@ -98,6 +100,46 @@ mode_phases phases_of(pass_mode mode, bool stage_input, bool stage_output) {
   return m;
 }
 
+// True when `b` is one contiguous range of an array of `layout` (x fastest): past the first axis
+// it does not span whole, it has one cell.
+bool contiguous_in(const box& b, const field_layout& layout) noexcept {
+  bool partial = false;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (partial && b.extent(axis) > 1) return false;
+    partial = partial || b.extent(axis) != layout.allocated(axis);
+  }
+  return true;
+}
+
+// What a chunk's second buffer gets before step 1: the input cells step 1 does not write. Later
+// steps write inside regions[0] and no step writes outside it, so with this frame both buffers
+// hold every cell no step writes (physical halo, planes beyond the shrinking region), and the
+// buffer of the last step holds every cell of the output.
+struct chunk_frame {
+  struct range {
+    std::int64_t first = 0;  // cell index in the buffer
+    std::int64_t cells = 0;
+  };
+  std::vector<range> ranges;  // whole planes (or rows): one contiguous copy each
+  std::vector<box> boxes;     // the rest, strided: one batched copy (at most max_batch)
+};
+
+chunk_frame frame_of(const chunk& ch) {
+  // The input in device-buffer coordinates: plane 0 is input.lo along the chunk axis, and the
+  // other axes span the allocated field, as the buffer's layout does.
+  box input;
+  for (int axis = 0; axis < 3; ++axis) input.hi[axis] = ch.input.extent(axis);
+  chunk_frame frame;
+  for (const box& part : box_difference(input, ch.regions.front())) {
+    if (contiguous_in(part, ch.layout)) {
+      frame.ranges.push_back({ch.layout.index(part.lo[0], part.lo[1], part.lo[2]), part.cells()});
+    } else {
+      frame.boxes.push_back(part);
+    }
+  }
+  return frame;
+}
+
 }  // namespace
 
 struct pipeline_engine::state {
@@ -111,6 +153,10 @@ struct pipeline_engine::state {
   std::vector<void*> buffers;  // slot s uses buffers[2s] (H2D target) and buffers[2s+1]
   std::size_t max_input_bytes = 0;
   std::size_t max_output_bytes = 0;
+  std::vector<chunk_frame> frames;  // per chunk
+  // The frame's strided boxes move as words of this size (4 or 8 bytes; element_bytes a multiple
+  // of it); 0 for element sizes that are not a multiple of 4, which copy the whole input instead.
+  std::size_t frame_word = 0;
   std::optional<pinned_buffer> staging_in;
   std::optional<pinned_buffer> staging_out;
   event start;
@@ -212,14 +258,43 @@ struct pipeline_engine::state {
     return !pinned_or_device(backend, ptr);
   }
 
-  // Runs the k steps of one chunk on `s`: the second buffer first gets the whole input so the
-  // cells no step writes (physical halo, planes outside the shrinking region) are valid in
-  // both buffers, then steps alternate between them.
+  // Copies chunk c's frame from `a` to `b` on `s`: whole planes as contiguous copies, the
+  // strided rest (rows and columns beside regions[0]) in one batched copy.
+  void enqueue_frame(stream_view s, int c, const void* a, void* b) {
+    const chunk& ch = plan[c];
+    if (frame_word == 0) {
+      copy_async(s, b, a, bytes(ch.input_cells));
+      return;
+    }
+    const chunk_frame& frame = frames[static_cast<std::size_t>(c)];
+    for (const chunk_frame::range& r : frame.ranges) {
+      copy_async(s, static_cast<char*>(b) + bytes(r.first),
+                 static_cast<const char*>(a) + bytes(r.first), bytes(r.cells));
+    }
+    const auto words = static_cast<std::int64_t>(element_bytes / frame_word);
+    std::array<strided_copy, max_batch> copies{};
+    int count = 0;
+    for (const box& part : frame.boxes) {
+      strided_copy& copy = copies[static_cast<std::size_t>(count++)];
+      copy.dst = field_block(b, ch.layout, part, element_bytes);
+      copy.src = field_block(const_cast<void*>(a), ch.layout, part, element_bytes);
+      for (strided_block* side : {&copy.dst, &copy.src}) {
+        side->stride_y *= words;
+        side->stride_z *= words;
+      }
+      copy.extent = {part.extent(0) * words, part.extent(1), part.extent(2)};
+    }
+    copy_strided_batch(s, frame_word, copies.data(), count);
+  }
+
+  // Runs the k steps of one chunk on `s`: the second buffer first gets the frame (the input
+  // cells step 1 does not write) so the cells no step writes are valid in both buffers, then
+  // steps alternate between them.
   void enqueue_compute(stream_view s, int c, const untyped_compute& fn) {
     const chunk& ch = plan[c];
     void* a = slot_buffer(c, 0);
     void* b = slot_buffer(c, 1);
-    copy_async(s, b, a, bytes(ch.input_cells));
+    enqueue_frame(s, c, a, b);
     for (int step = 1; step <= plan.steps_per_pass(); ++step) {
       fn(s, ch.layout, a, b, ch.regions[static_cast<std::size_t>(step - 1)], step);
       std::swap(a, b);
@@ -371,9 +446,11 @@ pipeline_engine::pipeline_engine(backend_kind backend, memory_pool& pool, chunk_
   FUNNEL_EXPECTS(element_bytes > 0, "element size 0 is invalid");
   state_ = std::make_unique<state>(backend, pool, std::move(plan), element_bytes, options);
   state& s = *state_;
+  s.frame_word = element_bytes % 8 == 0 ? 8 : element_bytes % 4 == 0 ? 4 : 0;
   for (const chunk& ch : s.plan.chunks()) {
     s.max_input_bytes = std::max(s.max_input_bytes, s.bytes(ch.input_cells));
     s.max_output_bytes = std::max(s.max_output_bytes, s.bytes(ch.output_cells));
+    s.frames.push_back(frame_of(ch));
   }
   for (int p = 0; p < phase_count; ++p) {
     nvtx_range::name_stream(s.streams[static_cast<std::size_t>(p)],

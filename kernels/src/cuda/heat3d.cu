@@ -1,17 +1,21 @@
 // CUDA implementation of heat3d_step.
 //
-// 3D: each thread updates P adjacent x-cells (P = 2 when the row and plane strides are even and
-// both arrays are aligned for one 8- or 16-byte vector load per row, else P = 1) in K
-// consecutive z-planes. It issues all its loads before any arithmetic: the K + 2 centre rows of
-// its column, the K rows on either side in y and one value on either side in x per plane, so
-// each thread keeps several independent requests in flight (the earlier kernel, which marched
-// one plane at a time through a long z-slab, had one and reached only 0.34-0.78 of a device copy
-// on an H100). x-neighbours inside the block come from L1 and the two extra z-planes of each
-// chunk from L2, as long as neighbouring chunks run close in time: when a plane is too large for
-// that (more than `large_plane_bytes`), blocks are issued in z order inside groups of
-// `group_rows` rows (a 1D grid decoded by `swizzled`), and K = 4 halves the share of re-read
-// planes. Measured on an H100 (heat3d 256^3-1024^3, vs a device-to-device copy): see
-// docs/performance.md.
+// 3D: each thread updates P adjacent x-cells in K consecutive z-planes, with one vector load of
+// P values per row: P is the widest vector of at most 16 bytes that the row and plane strides
+// and both arrays are aligned for (vector_width: float 4 or double 2 on rows padded to 16 bytes,
+// 2 on the n + 2 rows of an even n, else 1). It issues all its loads before any arithmetic: the
+// K + 2 centre rows of its column, the K rows on either side in y and one value on either side
+// in x per plane, so each thread keeps several independent requests in flight (the earlier
+// kernel, which marched one plane at a time through a long z-slab, had one and reached only
+// 0.34-0.78 of a device copy on an H100). x-neighbours inside the block come from L1 and the two
+// extra z-planes of each chunk from L2, as long as neighbouring chunks run close in time: when a
+// plane is too large for that (more than `large_plane_bytes`), blocks are issued in z order
+// inside groups of `group_rows` rows (a 1D grid decoded by `swizzled`), and K = 4 halves the
+// share of re-read planes. Measured on an H100 (heat3d 256^3-1024^3 vs a device-to-device copy,
+// `funnel-bench stencil --row-align`, docs/performance.md): float on funnel's n + 2 rows
+// (P = 2) 0.83-0.86 of the copy; on rows padded to 16 bytes (P = 4) 0.78-0.92, and 0.90-0.94
+// when the padding also puts each row's first interior cell on the boundary, so that no
+// column of four straddles the interior's edge.
 // 2D and 1D: one thread per cell.
 // Arithmetic: detail::heat_update_{1,2,3}d, the expression the host and Kokkos kernels use.
 #include <cuda_runtime.h>
@@ -23,6 +27,7 @@
 #include "funnel/error.hpp"
 #include "funnel/kernels/detail/stencil_arithmetic.hpp"
 #include "launch_geometry.cuh"
+#include "vector_rows.cuh"
 
 namespace funnel::kernels {
 namespace detail::cuda {
@@ -47,29 +52,6 @@ struct block_grid {
   unsigned z;
   unsigned group_y;  // blocks along y per group (swizzled order only)
 };
-
-template <class T>
-struct pair_of;
-template <>
-struct pair_of<float> {
-  using type = float2;
-};
-template <>
-struct pair_of<double> {
-  using type = double2;
-};
-
-// P values at p (p aligned for P values when P = 2), read through the read-only path.
-template <int P, class T>
-__device__ inline void load_row(const T* p, T (&v)[P]) {
-  if constexpr (P == 2) {
-    const auto pair = __ldg(reinterpret_cast<const typename pair_of<T>::type*>(p));
-    v[0] = pair.x;
-    v[1] = pair.y;
-  } else {
-    v[0] = __ldg(p);
-  }
-}
 
 // Block coordinates of a 1D launch: groups of `group_y` block rows, and inside a group all of
 // its blocks of one z-chunk before the next chunk.
@@ -146,11 +128,9 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
                                         column[q][p], column[q + 2][p], c);
     }
     T* const row = out + base + q * sz;
-    if constexpr (P == 2) {
-      if (all_inside) {
-        *reinterpret_cast<typename detail::cuda::pair_of<T>::type*>(row) = {value[0], value[1]};
-        continue;
-      }
+    if (all_inside) {
+      detail::cuda::store_row<P>(row, value);
+      continue;
     }
 #pragma unroll
     for (int p = 0; p < P; ++p) {
@@ -219,30 +199,36 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   }
 }
 
-template <class T>
-bool pair_aligned(const T* p) {
-  return reinterpret_cast<std::uintptr_t>(p) % (2 * sizeof(T)) == 0;
-}
-
-template <class T>
+template <class T, int P>
 void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
-  const bool pairs = g.sy % 2 == 0 && g.sz % 2 == 0 && pair_aligned(in) && pair_aligned(out);
   // A swizzled launch is one-dimensional: keep it under the 2^31 - 1 block limit (bounded by
   // the narrowest blocks' x count times the widest blocks' y count).
-  const std::int64_t cells_x = pairs ? narrowest_tile_x * 2 : narrowest_tile_x;
-  const double blocks = double(blocks_for(g.hi[0] - g.lo[0] + 1, static_cast<int>(cells_x))) *
+  const double blocks = double(blocks_for(g.hi[0] - g.lo[0] + P, narrowest_tile_x * P)) *
                         double(blocks_for(g.hi[1] - g.lo[1], block_threads_3d / widest_tile_x)) *
                         double(blocks_for(g.hi[2] - g.lo[2], 4));
   const bool large =
       g.sz * static_cast<std::int64_t>(sizeof(T)) > large_plane_bytes && blocks < 2.0e9;
-  if (pairs && large) {
-    launch_3d<T, 2, 4, true>(stream, g, in, out, c);
-  } else if (pairs) {
-    launch_3d<T, 2, 2, false>(stream, g, in, out, c);
-  } else if (large) {
-    launch_3d<T, 1, 4, true>(stream, g, in, out, c);
+  if (large) {
+    launch_3d<T, P, 4, true>(stream, g, in, out, c);
   } else {
-    launch_3d<T, 1, 2, false>(stream, g, in, out, c);
+    launch_3d<T, P, 2, false>(stream, g, in, out, c);
+  }
+}
+
+template <class T>
+void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
+  switch (vector_width(g, in, out)) {
+    case 4:
+      if constexpr (sizeof(T) <= 4) {
+        launch_3d<T, 4>(stream, g, in, out, c);
+        return;
+      }
+      [[fallthrough]];
+    case 2:
+      launch_3d<T, 2>(stream, g, in, out, c);
+      return;
+    default:
+      launch_3d<T, 1>(stream, g, in, out, c);
   }
 }
 

@@ -16,8 +16,11 @@ namespace funnel::kernels::detail::kokkos {
 
 /// MDRangePolicy over the first `Rank` axes of `region`, x iterated fastest (funnel's layout),
 /// with int coordinates (cheaper on the GPU than 64-bit ones; a field axis is far below 2^31).
+/// On CUDA its tiles (thread blocks) are `tile_x` x `tile_y` (x 1) work items; other backends
+/// take Kokkos' default tiles.
 template <int Rank, class Space>
-auto box_policy(const Space& space, const box& region) {
+auto box_policy(const Space& space, const box& region, [[maybe_unused]] int tile_x = 64,
+                [[maybe_unused]] int tile_y = 4) {
   for (int axis = 0; axis < Rank; ++axis) {
     FUNNEL_EXPECTS(region.lo[axis] >= 0 && region.hi[axis] <= std::numeric_limits<int>::max(),
                    "kokkos kernels: a region coordinate beyond 2^31 - 1");
@@ -33,12 +36,12 @@ auto box_policy(const Space& space, const box& region) {
   }
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
-    // Tiles of 64 x 4 (x 1) cells, the CUDA kernels' block shape: a warp covers 64 cells of one
-    // row, and the y-neighbours of a block's rows stay in L1. Kokkos' default tiles for
-    // Iterate::Left are narrower along x.
+    // By default tiles of 64 x 4 (x 1) cells, the CUDA kernels' block shape: a warp covers 64
+    // cells of one row, and the y-neighbours of a block's rows stay in L1. Kokkos' default
+    // tiles for Iterate::Left are narrower along x.
     typename policy::tile_type tile{};
-    tile[0] = 64;
-    tile[1] = 4;
+    tile[0] = tile_x;
+    tile[1] = tile_y;
     if constexpr (Rank == 3) tile[2] = 1;
     return policy(space, lo, hi, tile);
   }

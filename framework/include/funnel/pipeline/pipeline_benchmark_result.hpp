@@ -27,6 +27,17 @@ struct pipeline_benchmark_result {
   [[nodiscard]] double speedup() const noexcept;
   /// @brief bound / pipelined pass time: how close (b) comes to (c).
   [[nodiscard]] double efficiency_vs_bound() const noexcept;
+  /**
+   * @brief max(T_both, T_kernel): the bound with both copy directions timed together.
+   *
+   * While H2D and D2H overlap each gets less than it does alone, so (c) is not attainable when
+   * copies dominate; T_both (both directions at once, no kernels) is (H2D + D2H bytes) / the
+   * bidirectional rate.
+   */
+  [[nodiscard]] double bidirectional_bound_seconds() const noexcept;
+  /// @brief bidirectional bound / pipelined pass time: how close (b) comes to what both
+  /// directions copying at once allow.
+  [[nodiscard]] double efficiency_vs_bidirectional_bound() const noexcept;
   /// @brief Bytes of both directions / time, with both directions copying at once, in GB/s.
   [[nodiscard]] double bidirectional_gb_per_s() const noexcept;
   /// @brief A few lines for funnel-bench: each mode's time and the ratios.
