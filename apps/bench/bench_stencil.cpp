@@ -12,6 +12,7 @@
 #include "funnel/error.hpp"
 #include "funnel/kernels/heat3d.hpp"
 #include "funnel/kernels/jacobi2d.hpp"
+#include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
@@ -61,6 +62,7 @@ padded_field pad_rows(const field_layout& natural, const row_alignment& alignmen
 /// One resident problem: a field, the step that updates it, and what a copy of it moves.
 template <class T>
 struct resident_problem {
+  std::string kernel;   ///< "heat3d" or "jacobi2d"
   std::string label;    ///< e.g. "heat3d 512^3 float"
   field_layout layout;  ///< funnel's layout of the field (no row padding)
   bool norm = false;    ///< jacobi2d: the L2 norm every step
@@ -83,53 +85,41 @@ resident_case measure_resident(const context& ctx, const resident_problem<T>& pr
   memory_pool_options options;
   options.name = "bench-stencil";
   memory_pool pool(ctx.backend, options);
+  // One pair of arrays per row alignment (released to the pool, in reverse, on any exit).
   struct arrays {
     padded_field field;
-    std::size_t bytes = 0;
-    T* a = nullptr;
-    T* b = nullptr;
+    device_buffer<T> a;
+    device_buffer<T> b;
   };
   std::vector<arrays> fields;
-  const auto release = [&] {
-    for (arrays& f : fields) {
-      if (f.a != nullptr) pool.deallocate(s, f.a, f.bytes);
-      if (f.b != nullptr) pool.deallocate(s, f.b, f.bytes);
-    }
-  };
-  float* norm = nullptr;
-  try {
-    for (const row_alignment& alignment : alignments) {
-      arrays f{pad_rows<T>(problem.layout, alignment)};
-      f.bytes = static_cast<std::size_t>(f.field.layout.allocated_cells()) * sizeof(T);
-      fields.push_back(f);
-      fields.back().a = static_cast<T*>(pool.allocate(s, f.bytes));
-      fields.back().b = static_cast<T*>(pool.allocate(s, f.bytes));
-      problem.initialize(s.view(), f.field.layout, fields.back().a);
-      problem.initialize(s.view(), f.field.layout, fields.back().b);
-    }
-    if (problem.norm) norm = static_cast<float*>(pool.allocate(s, sizeof(float)));
-  } catch (...) {
-    release();
-    throw;
+  for (const row_alignment& alignment : alignments) {
+    const padded_field field = pad_rows<T>(problem.layout, alignment);
+    const auto cells = static_cast<std::size_t>(field.layout.allocated_cells());
+    fields.push_back({field, device_buffer<T>(pool, s, cells), device_buffer<T>(pool, s, cells)});
+    problem.initialize(s.view(), field.layout, fields.back().a.data());
+    problem.initialize(s.view(), field.layout, fields.back().b.data());
   }
+  const device_buffer<float> norm(pool, s, problem.norm ? 1 : 0);
   // The copy moves the unpadded field: the bytes every variant's steps read and write.
   const auto copy_bytes = static_cast<std::size_t>(problem.layout.allocated_cells()) * sizeof(T);
   std::vector<std::function<void()>> bodies;
   for (arrays& f : fields) {
     bodies.emplace_back([&, fp = &f] {
+      T* a = fp->a.data();
+      T* b = fp->b.data();
       for (long long i = 0; i < steps; ++i) {
-        if (norm != nullptr) memset_async(s, norm, 0, sizeof(float));
-        problem.step(s.view(), fp->field, fp->a, fp->b, norm);
-        std::swap(fp->a, fp->b);
+        if (!norm.empty()) memset_async(s, norm.data(), 0, sizeof(float));
+        problem.step(s.view(), fp->field, a, b, norm.data());
+        std::swap(a, b);
       }
     });
   }
   bodies.emplace_back([&] {
-    for (long long i = 0; i < steps; ++i) copy_async(s, fields[0].b, fields[0].a, copy_bytes);
+    for (long long i = 0; i < steps; ++i) {
+      copy_async(s, fields[0].b.data(), fields[0].a.data(), copy_bytes);
+    }
   });
   const std::vector<samples> t = time_interleaved(s, ctx.warmup, ctx.repeat, bodies);
-  release();
-  if (norm != nullptr) pool.deallocate(s, norm, sizeof(float));
   s.synchronize();
 
   resident_case out;
@@ -146,7 +136,8 @@ resident_case measure_resident(const context& ctx, const resident_problem<T>& pr
 template <class T>
 resident_problem<T> heat3d_problem(std::int64_t n, const std::string& dtype) {
   resident_problem<T> p;
-  p.label = "heat3d " + std::to_string(n) + "^3 " + dtype;
+  p.kernel = "heat3d";
+  p.label = p.kernel + " " + std::to_string(n) + "^3 " + dtype;
   p.layout = field_layout{{n, n, n}, 1};
   p.step = [](stream_view s, const padded_field& f, const T* a, T* b, float*) {
     kernels::heat3d_step(s, kernels::default_implementation(s), f.layout, a, b, f.interior,
@@ -160,7 +151,8 @@ resident_problem<T> heat3d_problem(std::int64_t n, const std::string& dtype) {
 
 resident_problem<float> jacobi2d_problem(std::int64_t n) {
   resident_problem<float> p;
-  p.label = "jacobi2d " + std::to_string(n) + "^2 float, norm every step,";
+  p.kernel = "jacobi2d";
+  p.label = p.kernel + " " + std::to_string(n) + "^2 float, norm every step,";
   p.layout = kernels::jacobi2d_layout(n, n);
   p.norm = true;
   p.step = [](stream_view s, const padded_field& f, const float* a, float* b, float* norm) {
@@ -202,7 +194,7 @@ void resident_rows(const context& ctx, const resident_problem<T>& problem,
     }
     row.baseline_name = "device-to-device copy";
     row.baseline = r.copy_bytes_per_s / 1e9;
-    row.funnel_name = problem.label.substr(0, problem.label.find(' ')) + " effective bandwidth";
+    row.funnel_name = problem.kernel + " effective bandwidth";
     row.funnel = r.stencil_bytes_per_s[v] / 1e9;
     row.unit = "GB/s";
     row.ratio = r.stencil_bytes_per_s[v] / r.copy_bytes_per_s;

@@ -47,8 +47,7 @@ class test_stream {
 template <class T>
 class device_array {
  public:
-  explicit device_array(std::size_t count, std::size_t offset = 0)
-      : count_(count), offset_(offset) {
+  explicit device_array(std::size_t count, std::size_t offset = 0) : count_(count) {
     FUNNEL_CUDA_TRY(cudaMalloc(reinterpret_cast<void**>(&base_), (count + offset) * sizeof(T)),
                     "kernels_gpu test");
     p_ = base_ + offset;
@@ -80,7 +79,6 @@ class device_array {
   T* base_{};
   T* p_{};
   std::size_t count_;
-  std::size_t offset_;
 };
 
 class timing_event {

@@ -59,8 +59,7 @@ strided_block dense_block(void* buffer, const index3& extent) {
 void copy_strided(stream_view stream, std::size_t element_size, const strided_block& dst,
                   const strided_block& src, const index3& extent) {
   if (extent[0] <= 0 || extent[1] <= 0 || extent[2] <= 0) return;
-  FUNNEL_EXPECTS(element_size == 4 || element_size == 8,
-                 "element size " + std::to_string(element_size) + " is not 4 or 8 bytes");
+  FUNNEL_EXPECTS(element_size > 0, "element size 0 is invalid");
   if (!stream.is_cuda()) {
     copy_strided_host(element_size, dst, src, extent);
     return;
@@ -78,14 +77,13 @@ void copy_strided_batch(stream_view stream, std::size_t element_size, const stri
                                                        " copies (at most " +
                                                        std::to_string(max_batch) + ")");
   if (count == 0) return;
+  FUNNEL_EXPECTS(element_size > 0, "element size 0 is invalid");
   if (!stream.is_cuda()) {
     for (int c = 0; c < count; ++c) {
       copy_strided(stream, element_size, copies[c].dst, copies[c].src, copies[c].extent);
     }
     return;
   }
-  FUNNEL_EXPECTS(element_size == 4 || element_size == 8,
-                 "element size " + std::to_string(element_size) + " is not 4 or 8 bytes");
 #if FUNNEL_HAS_CUDA
   copy_strided_batch_cuda(stream.native_handle(), element_size, copies, count);
 #else

@@ -26,8 +26,8 @@ strided_block field_block(void* field, const field_layout& layout, const box& re
 /// A dense buffer holding `extent` cells, x fastest.
 strided_block dense_block(void* buffer, const index3& extent);
 
-/// Copies `extent` cells from `src` to `dst` on `stream` (kernel on CUDA, now on host).
-/// element_size is 4 or 8.
+/// Copies `extent` cells of `element_size` bytes each from `src` to `dst` on `stream` (kernel
+/// on CUDA, now on host).
 void copy_strided(stream_view stream, std::size_t element_size, const strided_block& dst,
                   const strided_block& src, const index3& extent);
 

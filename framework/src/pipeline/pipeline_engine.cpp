@@ -154,9 +154,6 @@ struct pipeline_engine::state {
   std::size_t max_input_bytes = 0;
   std::size_t max_output_bytes = 0;
   std::vector<chunk_frame> frames;  // per chunk
-  // The frame's strided boxes move as words of this size (4 or 8 bytes; element_bytes a multiple
-  // of it); 0 for element sizes that are not a multiple of 4, which copy the whole input instead.
-  std::size_t frame_word = 0;
   std::optional<pinned_buffer> staging_in;
   std::optional<pinned_buffer> staging_out;
   event start;
@@ -262,29 +259,19 @@ struct pipeline_engine::state {
   // strided rest (rows and columns beside regions[0]) in one batched copy.
   void enqueue_frame(stream_view s, int c, const void* a, void* b) {
     const chunk& ch = plan[c];
-    if (frame_word == 0) {
-      copy_async(s, b, a, bytes(ch.input_cells));
-      return;
-    }
     const chunk_frame& frame = frames[static_cast<std::size_t>(c)];
     for (const chunk_frame::range& r : frame.ranges) {
       copy_async(s, static_cast<char*>(b) + bytes(r.first),
                  static_cast<const char*>(a) + bytes(r.first), bytes(r.cells));
     }
-    const auto words = static_cast<std::int64_t>(element_bytes / frame_word);
     std::array<strided_copy, max_batch> copies{};
     int count = 0;
     for (const box& part : frame.boxes) {
-      strided_copy& copy = copies[static_cast<std::size_t>(count++)];
-      copy.dst = field_block(b, ch.layout, part, element_bytes);
-      copy.src = field_block(const_cast<void*>(a), ch.layout, part, element_bytes);
-      for (strided_block* side : {&copy.dst, &copy.src}) {
-        side->stride_y *= words;
-        side->stride_z *= words;
-      }
-      copy.extent = {part.extent(0) * words, part.extent(1), part.extent(2)};
+      copies[static_cast<std::size_t>(count++)] = {
+          field_block(b, ch.layout, part, element_bytes),
+          field_block(const_cast<void*>(a), ch.layout, part, element_bytes), part.extents()};
     }
-    copy_strided_batch(s, frame_word, copies.data(), count);
+    copy_strided_batch(s, element_bytes, copies.data(), count);
   }
 
   // Runs the k steps of one chunk on `s`: the second buffer first gets the frame (the input
@@ -446,7 +433,6 @@ pipeline_engine::pipeline_engine(backend_kind backend, memory_pool& pool, chunk_
   FUNNEL_EXPECTS(element_bytes > 0, "element size 0 is invalid");
   state_ = std::make_unique<state>(backend, pool, std::move(plan), element_bytes, options);
   state& s = *state_;
-  s.frame_word = element_bytes % 8 == 0 ? 8 : element_bytes % 4 == 0 ? 4 : 0;
   for (const chunk& ch : s.plan.chunks()) {
     s.max_input_bytes = std::max(s.max_input_bytes, s.bytes(ch.input_cells));
     s.max_output_bytes = std::max(s.max_output_bytes, s.bytes(ch.output_cells));

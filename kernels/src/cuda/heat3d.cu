@@ -217,18 +217,17 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
 
 template <class T>
 void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
-  switch (vector_width(g, in, out)) {
-    case 4:
-      if constexpr (sizeof(T) <= 4) {
-        launch_3d<T, 4>(stream, g, in, out, c);
-        return;
-      }
-      [[fallthrough]];
-    case 2:
-      launch_3d<T, 2>(stream, g, in, out, c);
+  const int width = vector_width(g, in, out);
+  if constexpr (sizeof(T) == 4) {  // only float has four values to a 16-byte vector
+    if (width == 4) {
+      launch_3d<T, 4>(stream, g, in, out, c);
       return;
-    default:
-      launch_3d<T, 1>(stream, g, in, out, c);
+    }
+  }
+  if (width == 2) {
+    launch_3d<T, 2>(stream, g, in, out, c);
+  } else {
+    launch_3d<T, 1>(stream, g, in, out, c);
   }
 }
 

@@ -2,6 +2,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -11,6 +12,8 @@
 
 namespace funnel::detail {
 namespace {
+
+using batch_copies = std::array<strided_copy, max_batch>;
 
 // The copies of a batch, passed by value (kernel parameter space).
 struct batch {
@@ -51,11 +54,27 @@ void launch_batch(cudaStream_t stream, const strided_copy* copies, int count) {
 
 void copy_strided_batch_cuda(cuda_stream_handle stream, std::size_t element_size,
                              const strided_copy* copies, int count) {
-  // Only the element size matters to a copy: float and double move as 4- and 8-byte words.
-  if (element_size == 4) {
-    launch_batch<std::uint32_t>(stream, copies, count);
+  // Only the element size matters to a copy: elements move as 8-, 4- or 1-byte words, the
+  // widest that divides them (float and double as one word each), with the x extent and the
+  // strides counted in words.
+  const std::size_t word = element_size % 8 == 0 ? 8 : element_size % 4 == 0 ? 4 : 1;
+  const auto words = static_cast<std::int64_t>(element_size / word);
+  batch_copies in_words{};
+  for (int c = 0; c < count; ++c) {
+    strided_copy w = copies[c];
+    for (strided_block* side : {&w.dst, &w.src}) {
+      side->stride_y *= words;
+      side->stride_z *= words;
+    }
+    w.extent[0] *= words;
+    in_words[static_cast<std::size_t>(c)] = w;
+  }
+  if (word == 8) {
+    launch_batch<std::uint64_t>(stream, in_words.data(), count);
+  } else if (word == 4) {
+    launch_batch<std::uint32_t>(stream, in_words.data(), count);
   } else {
-    launch_batch<std::uint64_t>(stream, copies, count);
+    launch_batch<std::uint8_t>(stream, in_words.data(), count);
   }
 }
 
