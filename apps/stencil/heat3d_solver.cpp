@@ -176,7 +176,7 @@ class heat3d_solver final : public solver {
       // allocate while it launches, which a capture refuses.
       const bool graphs = setup.opts->graphs && setup.kernel == "cuda";
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
-                   setup.opts->halo_overlap, graphs, setup.decomposition->halo());
+                   setup.halo_overlap, graphs, setup.decomposition->halo());
     }
   }
 

@@ -89,7 +89,7 @@ struct raw_options {
   std::string kernel;
   std::string mode = "resident";
   std::string halo = "auto";
-  std::string halo_overlap = "on";
+  std::string halo_overlap = "auto";
   std::string graphs = "auto";
   std::string halo_depth = "auto";
   std::string dims;
@@ -186,11 +186,13 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::one_of({"auto", "ipc", "mpi"}))
       ->group(execution);
   app.add_option("--halo-overlap", raw.halo_overlap,
-                 "resident mode: on (default): the inner cells update while the faces travel; "
-                 "off: the exchange, then one update of every cell (fewer kernels per step: "
-                 "faster when many ranks split a small grid on one GPU, docs/performance.md)")
-      ->type_name("on|off")
-      ->check(app::one_of({"on", "off"}))
+                 "resident mode: on: the inner cells update while the faces travel; off: the "
+                 "exchange, then one update of every cell (fewer kernels per step: faster when "
+                 "many ranks split a small grid on one GPU, docs/performance.md); auto "
+                 "(default): on, but off where ranks share a GPU time-sliced (without MPS), "
+                 "where the overlapped step took 13 times as long")
+      ->type_name("auto|on|off")
+      ->check(app::one_of({"auto", "on", "off"}))
       ->group(execution);
   app.add_option("--graphs", raw.graphs,
                  "resident mode: auto (default): heat3d with the cuda kernel runs blocks of 8 "
@@ -347,13 +349,13 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   if (!raw.kernel.empty()) o.kernel = raw.kernel;
   o.mode = raw.mode == "streamed" ? run_mode::streamed : run_mode::resident;
   o.halo = raw.halo;
-  o.halo_overlap = raw.halo_overlap == "on";
+  o.halo_overlap = raw.halo_overlap;
   o.graphs = raw.graphs == "auto";
   o.halo_depth = raw.halo_depth == "auto" ? 0 : static_cast<int>(app::to_integer(raw.halo_depth));
   if (o.mode == run_mode::streamed && !o.graphs) {
     throw invalid_argument("--graphs off: applies to --mode resident only");
   }
-  if (o.mode == run_mode::streamed && !o.halo_overlap) {
+  if (o.mode == run_mode::streamed && o.halo_overlap == "off") {
     throw invalid_argument(
         "--halo-overlap off: applies to --mode resident only (the streamed mode overlaps its "
         "chunks instead)");
@@ -525,7 +527,7 @@ std::string to_config_text(const options& o) {
   if (o.kernel) out << "kernel = " << *o.kernel << "\n";
   out << "mode = " << to_string(o.mode) << "\n";
   out << "halo = " << o.halo << "\n";
-  out << "halo-overlap = " << (o.halo_overlap ? "on" : "off") << "\n";
+  out << "halo-overlap = " << o.halo_overlap << "\n";
   out << "graphs = " << (o.graphs ? "auto" : "off") << "\n";
   if (o.mode == run_mode::resident && o.problem == problem_kind::heat3d) {
     out << "halo-depth = " << (o.halo_depth > 0 ? std::to_string(o.halo_depth) : "auto") << "\n";

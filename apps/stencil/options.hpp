@@ -46,7 +46,7 @@ struct options {
   std::optional<std::string> kernel;            ///< --kernel cuda|host|kokkos
   run_mode mode = run_mode::resident;           ///< --mode
   std::string halo = "auto";                    ///< --halo auto|ipc|mpi
-  bool halo_overlap = true;                     ///< --halo-overlap on|off (resident mode)
+  std::string halo_overlap = "auto";            ///< --halo-overlap auto|on|off (resident mode)
   bool graphs = true;                           ///< --graphs auto|off (resident mode)
   int halo_depth = 0;                           ///< --halo-depth (0 = auto; resident heat3d)
   std::array<int, 3> dims{0, 0, 0};             ///< --dims (0: let MPI choose)

@@ -43,6 +43,10 @@ std::string format_plan(const plan_info& p) {
   if (p.halo_depth > 1)
     out << "; " << p.halo_depth << " cells deep: an exchange every " << p.halo_depth << " steps";
   out << "\n";
+  if (p.overlap_off_time_sliced) {
+    out << "  steps: exchange, then update every cell (--halo-overlap auto: ranks share a GPU "
+           "time-sliced)\n";
+  }
   if (p.steps_per_graph > 0) {
     out << "  steps: " << p.steps_per_graph
         << " per CUDA graph on rank 0 (exchange, then update every cell)\n";

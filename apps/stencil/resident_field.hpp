@@ -111,7 +111,8 @@ class resident_field {
         stashed_(backend),
         landed_(backend),
         ring_(make_ring(backend)),
-        graph_steps_(graph_steps_for(depth_)) {
+        graph_steps_(graph_steps_for(depth_)),
+        graph_marks_{event(backend, event_flags::timing), event(backend, event_flags::timing)} {
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
   }
@@ -164,14 +165,9 @@ class resident_field {
     const double collected = collect(slot);
     const std::size_t phase = phase_of(steps_);
     const std::size_t exchanges = exchanges_before(steps_);
-    slot.timed = phase == 0 && (exchanges % timing_every == 0 || time_next_);
-    if (slot.timed) {
-      // The timed exchange stands for every exchange since the previous timed one (graph
-      // blocks in between are not timed).
-      slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
-      covered_ = exchanges + 1;
-      time_next_ = false;
-    }
+    slot.timed = phase == 0 && exchanges % timing_every == 0;
+    slot.graph_timed = false;
+    if (slot.timed) cover(slot, exchanges);
     if (!overlap_) {
       // One stream: the exchange (every depth_ steps), then the whole box in one kernel.
       mark(slot, 0, compute_);
@@ -214,8 +210,9 @@ class resident_field {
   /**
    * @brief Enqueues `count` steps: blocks of graph_steps as CUDA graphs where they are used
    * (the first block is captured, then launched; later ones launch it again), the rest with
-   * step(). A graph is not timed: one block in timing_every runs as steps alone instead, whose
-   * timed exchange stands for the blocks before it.
+   * step(). One block in timing_every launches a second graph of the same steps whose first
+   * exchange records two timing events (graph nodes); that exchange stands for the exchanges
+   * since the previous timed one.
    * @param update the stencil (the same every call while graphs are used)
    * @param count steps to enqueue (>= 1)
    * @return halo seconds collected meanwhile (see step())
@@ -226,12 +223,8 @@ class resident_field {
     while (count > 0) {
       if (use_graphs_ && count >= graph_steps_ && phase_of(steps_) == 0 &&
           (graph_.empty() || current_.data() == graph_first_)) {
-        if (!graph_.empty() && ++blocks_ % timing_every == 0) {
-          time_next_ = true;
-          for (std::int64_t s = 0; s < graph_steps_; ++s) collected += step(update);
-        } else {
-          collected += launch_graph(update);
-        }
+        const bool timed = !graph_.empty() && ++blocks_ % timing_every == 0;
+        collected += launch_graph(update, timed);
         count -= graph_steps_;
       } else {
         collected += step(update);
@@ -375,26 +368,33 @@ class resident_field {
     event done;
     bool pending = false;
     bool timed = false;
+    bool graph_timed = false;  // timed by the timed graph's marks (graph_marks_)
     std::int64_t weight = 0;  // steps the timed exchange stands for
   };
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
   // One block of graph_steps_ steps as a graph (captured on the first call), starting with an
-  // exchange.
-  double launch_graph(const update_fn& update) {
+  // exchange; `timed`: the graph whose first exchange records graph_marks_. Its marks are read
+  // when its ring slot is collected, before that graph is launched again.
+  double launch_graph(const update_fn& update, bool timed) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
-    if (graph_.empty()) {
+    timed = timed && !graph_marks_pending_;
+    graph& block = timed ? timed_graph_ : graph_;
+    const std::size_t exchanges = exchanges_before(steps_);
+    if (block.empty()) {
       // Capturing runs nothing, but it makes the exchange count the block's exchanges and
       // swaps the buffers graph_steps_ times (back where they were): the launch below is the
       // block those calls stand for.
       graph_first_ = current_.data();
-      graph_ = graph::capture(compute_, [&] {
+      block = graph::capture(compute_, [&] {
         for (std::int64_t s = 0; s < graph_steps_; ++s) {
           const std::size_t phase = phase_of(static_cast<std::size_t>(s));
+          if (timed && s == 0) graph_marks_[0].record_in_graph(compute_);
           if (phase == 0) halo_.exchange(compute_, current_.data());
+          if (timed && s == 0) graph_marks_[1].record_in_graph(compute_);
           update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
           std::swap(current_, next_);
         }
@@ -402,9 +402,14 @@ class resident_field {
     } else {
       halo_.replayed(static_cast<std::size_t>(graph_steps_ / depth_));
     }
-    graph_.launch(compute_);
+    block.launch(compute_);
     slot.done.record(compute_);
-    slot.timed = false;
+    slot.timed = timed;
+    slot.graph_timed = timed;
+    if (timed) {
+      cover(slot, exchanges);
+      graph_marks_pending_ = true;
+    }
     slot.pending = true;
     steps_ += static_cast<std::size_t>(graph_steps_);
     ++entries_;
@@ -458,6 +463,13 @@ class resident_field {
     return {{(static_cast<void>(I), step_slot(backend))...}};
   }
 
+  // The timed exchange with index `exchanges` stands for every exchange since the previous
+  // timed one.
+  void cover(step_slot& slot, std::size_t exchanges) {
+    slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
+    covered_ = exchanges + 1;
+  }
+
   // Waits (watchdog) for the slot's step and returns its halo seconds, counted for the
   // exchanges it stands for; 0 when none is pending or the step was not timed.
   double collect(step_slot& slot) {
@@ -465,6 +477,11 @@ class resident_field {
     halo_.wait(slot.done);
     slot.pending = false;
     if (!slot.timed) return 0.0;
+    if (slot.graph_timed) {
+      graph_marks_pending_ = false;
+      return static_cast<double>(slot.weight) * 1e-3 *
+             static_cast<double>(event::elapsed_ms(graph_marks_[0], graph_marks_[1]));
+    }
     double ms = static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1]));
     if (overlap_) ms += static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3]));
     return static_cast<double>(slot.weight) * 1e-3 * ms;
@@ -493,9 +510,11 @@ class resident_field {
   std::size_t entries_ = 0;  // ring entries used: one per step() or graph launch
   std::size_t steps_ = 0;
   std::size_t covered_ = 0;  // exchanges the timed ones so far stand for
-  bool time_next_ = false;   // time the next exchange (a block run as steps)
   bool use_graphs_ = false;
   graph graph_;
+  graph timed_graph_;                 // graph_'s steps, its first exchange between graph_marks_
+  std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_
+  bool graph_marks_pending_ = false;  // a launch of timed_graph_ not yet collected
   T* graph_first_ = nullptr;  // the current buffer when the graph was captured
   std::size_t blocks_ = 0;    // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;

@@ -57,6 +57,7 @@ struct job_binding {
   int gpus = 0;           // distinct GPUs used by the job
   int ranks_per_gpu = 0;  // most ranks on one GPU
   std::string mps = "n/a";
+  bool time_sliced = false;  // some GPU is shared by ranks that MPS does not serve
 };
 
 job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
@@ -64,17 +65,28 @@ job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
   if (report.backend != backend_kind::cuda) return j;
   // Each GPU's ranks contribute 1/ranks_on_gpu each, so the sum counts GPUs over all nodes.
   double share = report.ranks_on_gpu > 0 ? 1.0 / report.ranks_on_gpu : 0.0;
-  int counts[2] = {report.mps_serving ? 1 : 0, report.max_ranks_on_gpu};
+  int serving = report.mps_serving ? 1 : 0;
+  int most[2] = {report.max_ranks_on_gpu,
+                 report.ranks_on_gpu > 1 && !report.mps_serving ? 1 : 0};
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &share, 1, MPI_DOUBLE, MPI_SUM, comm), "run");
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &counts[0], 1, MPI_INT, MPI_SUM, comm), "run");
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &counts[1], 1, MPI_INT, MPI_MAX, comm), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &serving, 1, MPI_INT, MPI_SUM, comm), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_INT, MPI_MAX, comm), "run");
   j.gpus = static_cast<int>(std::lround(share));
-  j.ranks_per_gpu = counts[1];
-  j.mps = counts[0] == report.size ? "yes (confirmed)"
-          : counts[0] == 0
-              ? "no"
-              : std::to_string(counts[0]) + " of " + std::to_string(report.size) + " ranks";
+  j.ranks_per_gpu = most[0];
+  j.time_sliced = most[1] != 0;
+  j.mps = serving == report.size ? "yes (confirmed)"
+          : serving == 0 ? "no"
+                         : std::to_string(serving) + " of " + std::to_string(report.size) + " ranks";
   return j;
+}
+
+/// --halo-overlap resolved for the whole job. auto is on, except where ranks share a GPU
+/// time-sliced: a context whose halo stream waits for a neighbour while its compute stream has
+/// work keeps its time slice, and the overlapped step of 2 such ranks took 2.2 ms against 0.17
+/// ms for the exchange, then one update (H100, docs/performance.md).
+bool resolve_halo_overlap(const std::string& choice, const job_binding& job) {
+  if (choice != "auto") return choice == "on";
+  return !job.time_sliced;
 }
 
 /// The pool of the field: one place decides its options. IPC halos need an exportable pool;
@@ -277,6 +289,7 @@ struct steps_context {
   run_output& output;
   memory_pool& pool;
   const io::termination_request& termination;
+  bool halo_overlap;  // --halo-overlap resolved
 };
 
 /// The step loop, the summary and the final output.
@@ -339,7 +352,8 @@ int run_steps(const steps_context& c) {
   summary.backend = to_string(backend);
   summary.kernel = kernel;
   summary.mode = to_string(opts.mode);
-  summary.halo_overlap = opts.halo_overlap ? "on" : "off";
+  summary.halo_overlap = opts.halo_overlap;
+  summary.halo_overlap_used = c.halo_overlap ? "on" : "off";
   summary.graphs = opts.graphs ? "auto" : "off";
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
@@ -439,6 +453,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
+  setup.halo_overlap = resolve_halo_overlap(opts.halo_overlap, job);
   setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
                                               decomposition.layout(), element_size);
   if (opts.mode == run_mode::streamed) {
@@ -464,6 +479,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.pipeline = s->pipeline_plan();
   plan.steps_per_graph = s->steps_per_graph();
   plan.halo_depth = s->steps_per_exchange();
+  plan.overlap_off_time_sliced = opts.mode == run_mode::resident && opts.halo_overlap == "auto" &&
+                                 !setup.halo_overlap;
   plan.snapshots = output.describe();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
@@ -488,7 +505,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   // forever. Every other error unwinds to main, which agrees on it with the other ranks.
   try {
     return run_steps(steps_context{comm, rank, opts, backend, kernel, nodes, print, decomposition,
-                                   *s, output, pool, termination});
+                                   *s, output, pool, termination,
+                                   setup.halo_overlap});
   } catch (const stall_error& e) {
     abort_job(rank, e);
   }

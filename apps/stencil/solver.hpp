@@ -28,6 +28,7 @@ struct run_setup {
   memory_pool* pool = nullptr;                             ///< the field's pool
   bool print = false;                                      ///< this rank prints (rank 0, not quiet)
   std::size_t device_budget_bytes = 0;  ///< streamed mode: device bytes the pipeline may use
+  bool halo_overlap = true;  ///< resident mode: --halo-overlap resolved (auto decided by the job)
 };
 
 /**

@@ -99,6 +99,7 @@ std::string to_json(const run_summary& s) {
   j["kernel"] = s.kernel;
   j["mode"] = s.mode;
   j["halo_overlap"] = s.halo_overlap;
+  j["halo_overlap_used"] = s.halo_overlap_used;
   j["graphs"] = s.graphs;
   j["steps_per_graph"] = s.steps_per_graph;
   j["halo_depth"] = s.halo_depth;

@@ -53,8 +53,13 @@ def app_runs(build):
         return
     mpi = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"]
     common = ["--backend", "cuda", "--quiet"]
+    # Time-sliced ranks (no MPS here): --halo-overlap auto is off, so on is asked for once.
     yield "app_heat3d_ipc_4ranks", mpi + ["4", app] + common + [
-        "--n", "48,40,36", "--steps", "10", "--halo", "ipc"], {}
+        "--n", "48,40,36", "--steps", "10", "--halo", "ipc", "--halo-overlap", "on"], {}
+    # CUDA graphs with kernel signals (forced: MPS is not running): 80 steps = 10 graphs, the
+    # 9th the timed one, whose exchange records its events as graph nodes.
+    yield "app_heat3d_graphs_2ranks", mpi + ["2", app] + common + [
+        "--n", "32,24,20", "--steps", "80", "--dims", "2,1,1"], {"FUNNEL_HALO_SIGNALS": "kernel"}
     # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [

@@ -406,6 +406,11 @@ def cmd_gpu(ctx, rest):
         split, out = dump(ctx, ranks, args + ["--backend", "cuda", "--halo", "ipc"],
                           f"cuda-ipc-{ranks}.bin")
         print(out)
+        # Without MPS these ranks are time-sliced, and --halo-overlap auto turns overlap off.
+        if ", MPS no" in out and "--halo-overlap" not in args and \
+                "time-sliced)" not in out:
+            sys.exit(f"FAILED: {ranks} time-sliced ranks: the plan does not say that "
+                     "--halo-overlap auto chose the exchange-then-update step")
         if split != cuda:
             sys.exit(f"FAILED: {ranks} ranks with IPC halos on the GPU differ from 1 rank")
         print(f"OK: {ranks} ranks, IPC halos, bitwise equal to 1 rank on the GPU")

@@ -17,6 +17,7 @@
 #include "funnel/error.hpp"
 #include "funnel/runtime/device.hpp"
 #include "funnel/runtime/event.hpp"
+#include "funnel/runtime/graph.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "funnel/runtime/stream.hpp"
 #include "funnel/runtime/stream_operations.hpp"
@@ -221,6 +222,31 @@ TEST(GpuEvent, TimingEventsMeasureTheKernel) {
   const float ms = event::elapsed_ms(start, end);
   std::printf("event timing: %.3f ms for a %.1f ms spin\n", ms, spin_ns / 2 / 1e6);
   EXPECT_GE(ms, 0.9F * static_cast<float>(spin_ns / 2) / 1e6F);
+}
+
+// Events recorded with record_in_graph are nodes of the graph: every launch records them, so
+// each launch's interval can be read after it (record() would only order the capture).
+TEST(GpuEvent, RecordInGraphTimesEveryLaunch) {
+  stream s{cuda};
+  event start{cuda, event_flags::timing};
+  event end{cuda, event_flags::timing};
+  graph g = graph::capture(s, [&] {
+    start.record_in_graph(s);
+    test::launch_spin(s, spin_ns / 2, nullptr, 0);
+    end.record_in_graph(s);
+  });
+  for (int launch = 0; launch < 2; ++launch) {
+    g.launch(s);
+    s.synchronize();
+    const float ms = event::elapsed_ms(start, end);
+    std::printf("graph launch %d: %.3f ms for a %.1f ms spin\n", launch, ms, spin_ns / 2 / 1e6);
+    EXPECT_GE(ms, 0.9F * static_cast<float>(spin_ns / 2) / 1e6F);
+  }
+  // Outside a capture it records like record().
+  start.record_in_graph(s);
+  end.record_in_graph(s);
+  end.synchronize();
+  EXPECT_LT(event::elapsed_ms(start, end), 0.9F * static_cast<float>(spin_ns / 2) / 1e6F);
 }
 
 TEST(GpuEvent, EventsWithoutTimingRefuseElapsed) {

@@ -202,6 +202,20 @@ TEST(Event, MixingBackendsIsRejected) {
   EXPECT_TRUE(contains(msg, "expected a host object, got a cuda one")) << msg;
 }
 
+// Host streams have no graphs: record_in_graph is record(), with the same backend check.
+TEST(Event, RecordInGraphOnTheHostIsRecord) {
+  stream s{host};
+  event start{host, event_flags::timing};
+  event end{host, event_flags::timing};
+  start.record_in_graph(s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  end.record_in_graph(s);
+  EXPECT_GE(event::elapsed_ms(start, end), 5.0F);
+  const auto msg = message_of<invalid_argument>(
+      [&] { start.record_in_graph(stream_view::from_native_handle(nullptr)); });
+  EXPECT_TRUE(contains(msg, "cannot mix backends")) << msg;
+}
+
 TEST(Event, CudaEventsWithoutGpuAreUnsupported) {
   if (have_gpu()) GTEST_SKIP() << "a GPU is visible: the CUDA path is tested by runtime_gpu";
   auto msg = message_of<unsupported>([] { event e{backend_kind::cuda, event_flags::timing}; });

@@ -117,6 +117,26 @@ void event::synchronize() const { view().synchronize(); }
 
 bool event::query() const { return view().query(); }
 
+void event::record_in_graph(stream_view stream) {
+  if (backend_ == backend_kind::host) {
+    record(stream);
+    return;
+  }
+  detail::expect_same_backend("funnel::event::record_in_graph", backend_, stream.backend());
+#if FUNNEL_HAS_CUDA
+  // cudaEventRecordExternal is refused outside a capture.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  FUNNEL_CUDA_TRY(cudaStreamIsCapturing(stream.native_handle(), &capture),
+                  "funnel::event::record_in_graph");
+  const unsigned flags =
+      capture == cudaStreamCaptureStatusActive ? cudaEventRecordExternal : cudaEventRecordDefault;
+  FUNNEL_CUDA_TRY(cudaEventRecordWithFlags(handle_, stream.native_handle(), flags),
+                  "funnel::event::record_in_graph");
+#else
+  detail::require_cuda("funnel::event::record_in_graph");
+#endif
+}
+
 event_view event::view() const noexcept {
   return backend_ == backend_kind::cuda ? event_view::from_native_handle(handle_)
                                         : event_view::host();

@@ -65,6 +65,16 @@ class event {
   void record(stream_view stream);
 
   /**
+   * @brief The same, and while `stream` is being captured into a CUDA graph the record becomes
+   * a node of that graph, so every launch of the graph records the event (a record() during
+   * capture only orders the captured work; it records nothing when the graph runs).
+   * @param stream a stream of the same backend
+   * @throw funnel::invalid_argument when the stream belongs to another backend
+   * @throw funnel::cuda_error when the CUDA runtime fails
+   */
+  void record_in_graph(stream_view stream);
+
+  /**
    * @brief Blocks until the captured work has completed.
    * @throw funnel::cuda_error if the CUDA runtime reports an error
    */
