@@ -36,8 +36,7 @@ class jacobi2d_solver final : public solver {
         global_(decomposition_.global_cells()),
         offset_(decomposition_.local_box().lo),
         impl_(kernels::parse_implementation(setup.kernel)),
-        field_(setup.backend, decomposition_, *setup.pool, setup.opts->halo,
-               setup.halo_overlap),
+        field_(setup.backend, decomposition_, *setup.pool, setup.opts->halo, setup.halo_overlap),
         // Per set, one accumulator per stream, so neither stream waits for the other's reset.
         norm_(*setup.pool, field_.compute_stream(), 2 * norm_sets),
         norm_host_(setup.backend, 2 * norm_sets * sizeof(float)),

@@ -369,7 +369,7 @@ class resident_field {
     bool pending = false;
     bool timed = false;
     bool graph_timed = false;  // timed by the timed graph's marks (graph_marks_)
-    std::int64_t weight = 0;  // steps the timed exchange stands for
+    std::int64_t weight = 0;   // steps the timed exchange stands for
   };
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
@@ -515,8 +515,8 @@ class resident_field {
   graph timed_graph_;                 // graph_'s steps, its first exchange between graph_marks_
   std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_
   bool graph_marks_pending_ = false;  // a launch of timed_graph_ not yet collected
-  T* graph_first_ = nullptr;  // the current buffer when the graph was captured
-  std::size_t blocks_ = 0;    // blocks of graph_steps enqueued after the capture
+  T* graph_first_ = nullptr;          // the current buffer when the graph was captured
+  std::size_t blocks_ = 0;            // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;
 };
 

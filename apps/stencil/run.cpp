@@ -66,8 +66,7 @@ job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
   // Each GPU's ranks contribute 1/ranks_on_gpu each, so the sum counts GPUs over all nodes.
   double share = report.ranks_on_gpu > 0 ? 1.0 / report.ranks_on_gpu : 0.0;
   int serving = report.mps_serving ? 1 : 0;
-  int most[2] = {report.max_ranks_on_gpu,
-                 report.ranks_on_gpu > 1 && !report.mps_serving ? 1 : 0};
+  int most[2] = {report.max_ranks_on_gpu, report.ranks_on_gpu > 1 && !report.mps_serving ? 1 : 0};
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &share, 1, MPI_DOUBLE, MPI_SUM, comm), "run");
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &serving, 1, MPI_INT, MPI_SUM, comm), "run");
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, most, 2, MPI_INT, MPI_MAX, comm), "run");
@@ -75,8 +74,9 @@ job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
   j.ranks_per_gpu = most[0];
   j.time_sliced = most[1] != 0;
   j.mps = serving == report.size ? "yes (confirmed)"
-          : serving == 0 ? "no"
-                         : std::to_string(serving) + " of " + std::to_string(report.size) + " ranks";
+          : serving == 0
+              ? "no"
+              : std::to_string(serving) + " of " + std::to_string(report.size) + " ranks";
   return j;
 }
 
@@ -479,8 +479,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.pipeline = s->pipeline_plan();
   plan.steps_per_graph = s->steps_per_graph();
   plan.halo_depth = s->steps_per_exchange();
-  plan.overlap_off_time_sliced = opts.mode == run_mode::resident && opts.halo_overlap == "auto" &&
-                                 !setup.halo_overlap;
+  plan.overlap_off_time_sliced =
+      opts.mode == run_mode::resident && opts.halo_overlap == "auto" && !setup.halo_overlap;
   plan.snapshots = output.describe();
   if (rank == 0) {
     std::fputs(format_plan(plan).c_str(), stdout);
@@ -505,8 +505,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   // forever. Every other error unwinds to main, which agrees on it with the other ranks.
   try {
     return run_steps(steps_context{comm, rank, opts, backend, kernel, nodes, print, decomposition,
-                                   *s, output, pool, termination,
-                                   setup.halo_overlap});
+                                   *s, output, pool, termination, setup.halo_overlap});
   } catch (const stall_error& e) {
     abort_job(rank, e);
   }
