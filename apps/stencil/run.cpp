@@ -353,10 +353,14 @@ int run_steps(const steps_context& c) {
   summary.kernel = kernel;
   summary.mode = to_string(opts.mode);
   summary.halo_overlap = opts.halo_overlap;
-  summary.halo_overlap_used = c.halo_overlap ? "on" : "off";
   summary.graphs = opts.graphs ? "auto" : "off";
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
+  // Graph blocks and deep halos always exchange, then update every cell.
+  summary.halo_overlap_used =
+      opts.mode != run_mode::resident                                             ? "n/a"
+      : c.halo_overlap && summary.steps_per_graph == 0 && summary.halo_depth == 1 ? "on"
+                                                                                  : "off";
   summary.ranks = decomposition.size();
   summary.nodes = nodes;
   summary.dims = decomposition.dims();

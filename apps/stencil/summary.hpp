@@ -46,7 +46,7 @@ struct run_summary {
   std::string kernel;                       ///< cuda | host | kokkos
   std::string mode;                         ///< resident | streamed
   std::string halo_overlap;                 ///< auto | on | off (--halo-overlap; resident mode)
-  std::string halo_overlap_used;            ///< on | off: what auto resolved to
+  std::string halo_overlap_used;            ///< on | off | n/a (streamed): the steps that ran
   std::string graphs;                       ///< auto | off (--graphs; resident mode)
   std::int64_t steps_per_graph = 0;         ///< rank 0's steps per CUDA graph (0: none)
   int halo_depth = 1;                       ///< resident steps per exchange (--halo-depth)
