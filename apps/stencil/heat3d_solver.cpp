@@ -158,6 +158,13 @@ class heat3d_solver final : public solver {
       return field_.steps_per_exchange();
     }
   }
+  [[nodiscard]] bool halo_overlapped() const override {
+    if constexpr (streamed) {
+      return false;
+    } else {
+      return field_.overlapped();
+    }
+  }
   [[nodiscard]] std::int64_t steps_per_graph() const override {
     if constexpr (streamed) {
       return 0;

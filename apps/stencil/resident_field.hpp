@@ -73,6 +73,9 @@ class resident_field {
   /// @brief The exchange of one step in this many is timed (four events each; a small step
   /// costs tens of microseconds, so timing every step would be a visible part of it).
   static constexpr std::size_t timing_every = 8;
+  // The timed graph is launched once in timing_every blocks, each a ring entry: its previous
+  // launch's slot has been collected (and its marks read) before it is launched again.
+  static_assert(timing_every >= run_ahead, "the timed graph's marks would be overwritten unread");
   /// @brief Steps per CUDA graph at least (then rounded up to a multiple of 2 and of the
   /// halo depth, so the buffers are where they were and the block starts with an exchange).
   static constexpr std::int64_t graph_steps_at_least = 8;
@@ -140,6 +143,9 @@ class resident_field {
   [[nodiscard]] std::int64_t steps_per_graph() const noexcept {
     return use_graphs_ ? graph_steps_ : 0;
   }
+  /// @brief Whether the steps overlap the exchange with the inner update (--halo-overlap, and
+  /// neither graphs nor a deep halo).
+  [[nodiscard]] bool overlapped() const noexcept { return overlap_; }
   /// @brief Steps per halo exchange (the halo depth the field uses).
   [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
   /// @brief Bytes of device memory held for the two buffers.
@@ -375,13 +381,12 @@ class resident_field {
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
   // One block of graph_steps_ steps as a graph (captured on the first call), starting with an
-  // exchange; `timed`: the graph whose first exchange records graph_marks_. Its marks are read
-  // when its ring slot is collected, before that graph is launched again.
+  // exchange; `timed`: the graph whose first exchange records graph_marks_ (read when its ring
+  // slot is collected).
   double launch_graph(const update_fn& update, bool timed) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
-    timed = timed && !graph_marks_pending_;
     graph& block = timed ? timed_graph_ : graph_;
     const std::size_t exchanges = exchanges_before(steps_);
     if (block.empty()) {
@@ -406,10 +411,7 @@ class resident_field {
     slot.done.record(compute_);
     slot.timed = timed;
     slot.graph_timed = timed;
-    if (timed) {
-      cover(slot, exchanges);
-      graph_marks_pending_ = true;
-    }
+    if (timed) cover(slot, exchanges);
     slot.pending = true;
     steps_ += static_cast<std::size_t>(graph_steps_);
     ++entries_;
@@ -478,7 +480,6 @@ class resident_field {
     slot.pending = false;
     if (!slot.timed) return 0.0;
     if (slot.graph_timed) {
-      graph_marks_pending_ = false;
       return static_cast<double>(slot.weight) * 1e-3 *
              static_cast<double>(event::elapsed_ms(graph_marks_[0], graph_marks_[1]));
     }
@@ -514,7 +515,6 @@ class resident_field {
   graph graph_;
   graph timed_graph_;                 // graph_'s steps, its first exchange between graph_marks_
   std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_
-  bool graph_marks_pending_ = false;  // a launch of timed_graph_ not yet collected
   T* graph_first_ = nullptr;          // the current buffer when the graph was captured
   std::size_t blocks_ = 0;            // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;

@@ -289,7 +289,6 @@ struct steps_context {
   run_output& output;
   memory_pool& pool;
   const io::termination_request& termination;
-  bool halo_overlap;  // --halo-overlap resolved
 };
 
 /// The step loop, the summary and the final output.
@@ -356,11 +355,9 @@ int run_steps(const steps_context& c) {
   summary.graphs = opts.graphs ? "auto" : "off";
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
-  // Graph blocks and deep halos always exchange, then update every cell.
-  summary.halo_overlap_used =
-      opts.mode != run_mode::resident                                             ? "n/a"
-      : c.halo_overlap && summary.steps_per_graph == 0 && summary.halo_depth == 1 ? "on"
-                                                                                  : "off";
+  summary.halo_overlap_used = opts.mode != run_mode::resident ? "n/a"
+                              : s->halo_overlapped()          ? "on"
+                                                              : "off";
   summary.ranks = decomposition.size();
   summary.nodes = nodes;
   summary.dims = decomposition.dims();
@@ -509,7 +506,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   // forever. Every other error unwinds to main, which agrees on it with the other ranks.
   try {
     return run_steps(steps_context{comm, rank, opts, backend, kernel, nodes, print, decomposition,
-                                   *s, output, pool, termination, setup.halo_overlap});
+                                   *s, output, pool, termination});
   } catch (const stall_error& e) {
     abort_job(rank, e);
   }

@@ -104,6 +104,8 @@ class solver {
   [[nodiscard]] virtual std::int64_t steps_per_graph() const { return 0; }
   /// @brief Resident steps per halo exchange (the halo depth; 1 but for deep halos).
   [[nodiscard]] virtual int steps_per_exchange() const { return 1; }
+  /// @brief Resident mode: whether the steps update the inner cells while the faces travel.
+  [[nodiscard]] virtual bool halo_overlapped() const { return false; }
   /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in
   /// resident mode).
   [[nodiscard]] virtual std::string pipeline_plan() const { return {}; }

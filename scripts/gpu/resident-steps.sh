@@ -17,8 +17,9 @@
 #             split along x on 8, 16, 32 ranks with K = 1, 2, 3, 4, 6, 8 and auto; heat3d float
 #             512^3, 200 steps, 8 ranks with K = 1, 2, 4 and auto
 #   scale     deep halos at the rank counts users run, through funnel-run with MPS: 17 ranks on
-#             1-cell boxes (refused in one line), 31 ranks K=4 float, 48 ranks K=2, 16 ranks K=3,
-#             each field bitwise against one rank
+#             1-cell boxes (refused in one line), 31 ranks K=4 float, 48 ranks K=2, 16 ranks K=3;
+#             --halo-overlap on (17 ranks, 2x16x1 boxes), off (31), auto (48) under MPS, and
+#             auto (5 ranks) and on (7) time-sliced; each field bitwise against one rank
 #   stall     one of 3 ranks stopped (SIGSTOP) or killed (SIGKILL) mid-run, with MPS (kernel
 #             signals, graphs), without (stream memory operations) and without MPS but with
 #             FUNNEL_HALO_SIGNALS=kernel: the job ends promptly (a line naming a stopped
@@ -168,20 +169,30 @@ stage_depth() {
 }
 
 stage_scale() {
-  local n
-  # equal N ARGS...: N ranks vs one rank, bitwise (tests/apps/stencil_app_test.py equal).
+  local n mps=on
+  # equal N ARGS...: N ranks vs one rank, bitwise (tests/apps/stencil_app_test.py equal),
+  # through funnel-run --mps ${mps}.
   equal() {
     n=$1
     shift
+    local log=${out}/scale-${n}-${mps}-$#.log
     timeout 150 python3 tests/apps/stencil_app_test.py --app "${app}" --mpiexec mpirun \
-      --np-flag=-np "--preflags=${run} --mps on --max-connections 2 --" equal -- "${n}" \
-      --backend cuda --problem heat3d "$@" >"${out}/scale-${n}.log" 2>&1
-    grep -E 'OK:|FAILED|field_layout gives no ghosts' "${out}/scale-${n}.log" | tail -1
+      --np-flag=-np "--preflags=${run} --mps ${mps} --max-connections 2 --" equal -- "${n}" \
+      --backend cuda --problem heat3d "$@" >"${log}" 2>&1
+    grep -E 'OK:|FAILED|field_layout gives no ghosts' "${log}" | tail -1
   }
   record "17 ranks, 1-cell boxes" "$(equal 17 --n 17,16,16 --steps 13 --dims 17,1,1)"
   record "31 ranks, K=4 float" "$(equal 31 --n 124,8,8 --steps 13 --dims 31,1,1 --halo-depth 4 --dtype float)"
   record "48 ranks, K=2" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --halo-depth 2)"
   record "16 ranks, K=3" "$(equal 16 --n 48,32,16 --steps 19 --dims 16,1,1 --halo-depth 3)"
+  # --halo-overlap auto|on|off at scale (steps alone: graphs would take the exchange-then-
+  # update order whatever it says): on and off under MPS, auto (off) time-sliced.
+  record "17 ranks, 2x16x1 boxes, overlap on" "$(equal 17 --n 34,16,1 --steps 13 --dims 17,1,1 --graphs off --halo-overlap on)"
+  record "31 ranks, overlap off" "$(equal 31 --n 62,8,8 --steps 13 --dims 31,1,1 --graphs off --halo-overlap off)"
+  record "48 ranks, overlap auto (on)" "$(equal 48 --n 48,16,16 --steps 13 --dims 48,1,1 --graphs off --halo-overlap auto)"
+  mps=off
+  record "5 ranks time-sliced, overlap auto (off)" "$(equal 5 --n 5,16,16 --steps 13 --dims 5,1,1 --dtype float)"
+  record "7 ranks time-sliced, overlap on" "$(equal 7 --n 14,16,16 --steps 13 --dims 7,1,1 --halo-overlap on)"
 }
 
 stage_stall() {
