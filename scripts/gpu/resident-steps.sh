@@ -189,9 +189,9 @@ stage_scale() {
   # update order whatever it says): on and off under MPS, auto (off) time-sliced.
   record "17 ranks, 2x16x1 boxes, overlap on" "$(equal 17 --n 34,16,1 --steps 13 --dims 17,1,1 --graphs off --halo-overlap on)"
   record "31 ranks, overlap off" "$(equal 31 --n 62,8,8 --steps 13 --dims 31,1,1 --graphs off --halo-overlap off)"
-  record "48 ranks, overlap auto (on)" "$(equal 48 --n 48,16,16 --steps 13 --dims 48,1,1 --graphs off --halo-overlap auto)"
+  record "48 ranks, overlap auto (on)" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --graphs off --halo-overlap auto)"
   mps=off
-  record "5 ranks time-sliced, overlap auto (off)" "$(equal 5 --n 5,16,16 --steps 13 --dims 5,1,1 --dtype float)"
+  record "5 ranks time-sliced, overlap auto (off)" "$(equal 5 --n 10,16,16 --steps 13 --dims 5,1,1 --dtype float)"
   record "7 ranks time-sliced, overlap on" "$(equal 7 --n 14,16,16 --steps 13 --dims 7,1,1 --halo-overlap on)"
 }
 
