@@ -88,10 +88,15 @@ class heat3d_solver final : public solver {
       const auto update = [this](stream_view stream, lane, const T* in, T* out, const box& region) {
         kernels::heat3d_step<T>(stream, impl_, field_.layout(), in, out, region, params_);
       };
+      const auto pair = [this](stream_view stream, const T* in, T* out, const box& first,
+                               const box& second) {
+        kernels::heat3d_two_steps<T>(stream, impl_, field_.layout(), in, out, first, second,
+                                     params_);
+      };
       // Every step up to the limit is only enqueued (in graphs of 8 steps where they are used):
       // the field waits for the GPU when it is resident_field::run_ahead steps or graphs ahead.
       const std::int64_t count = std::max<std::int64_t>(1, step_limit - step_);
-      const double halo_seconds = field_.advance(update, count);
+      const double halo_seconds = field_.advance(update, count, pair);
       step_ += count;
       return halo_seconds;
     }
@@ -158,6 +163,13 @@ class heat3d_solver final : public solver {
       return field_.steps_per_exchange();
     }
   }
+  [[nodiscard]] int steps_per_launch() const override {
+    if constexpr (streamed) {
+      return 1;
+    } else {
+      return field_.steps_per_launch();
+    }
+  }
   [[nodiscard]] bool halo_overlapped() const override {
     if constexpr (streamed) {
       return false;
@@ -183,7 +195,8 @@ class heat3d_solver final : public solver {
       // allocate while it launches, which a capture refuses.
       const bool graphs = setup.opts->graphs && setup.kernel == "cuda";
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
-                   setup.halo_overlap, graphs, setup.decomposition->halo());
+                   setup.halo_overlap, graphs, setup.decomposition->halo(),
+                   setup.steps_per_launch == 2);
     }
   }
 

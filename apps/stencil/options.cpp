@@ -92,6 +92,7 @@ struct raw_options {
   std::string halo_overlap = "auto";
   std::string graphs = "auto";
   std::string halo_depth = "auto";
+  std::string steps_per_launch = "auto";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -209,6 +210,14 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "halo on one H100 (docs/halo.md, \"Deep halos\")")
       ->type_name("auto|K")
       ->check(app::auto_or_integer_in(1, max_halo_depth))
+      ->group(execution);
+  app.add_option("--steps-per-launch", raw.steps_per_launch,
+                 "resident heat3d on a 3D grid: 2: a halo 2 cells deep, and the two steps after "
+                 "each exchange in one kernel launch (kernels cuda and host; the same field "
+                 "bitwise); auto (default): 1, as 2 measured slower on one H100 so far, for one "
+                 "rank and for ranks sharing the GPU (docs/halo.md, \"Two steps per launch\")")
+      ->type_name("auto|1|2")
+      ->check(app::one_of({"auto", "1", "2"}))
       ->group(execution);
   app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
       ->type_name("PX,PY[,PZ]")
@@ -352,6 +361,8 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   o.halo_overlap = raw.halo_overlap;
   o.graphs = raw.graphs == "auto";
   o.halo_depth = raw.halo_depth == "auto" ? 0 : static_cast<int>(app::to_integer(raw.halo_depth));
+  o.steps_per_launch =
+      raw.steps_per_launch == "auto" ? 0 : static_cast<int>(app::to_integer(raw.steps_per_launch));
   if (o.mode == run_mode::streamed && !o.graphs) {
     throw invalid_argument("--graphs off: applies to --mode resident only");
   }
@@ -508,6 +519,29 @@ void resolve_defaults(options& o, bool on_gpu) {
   if (o.mode == run_mode::streamed && o.problem != problem_kind::heat3d) {
     bad_value("--mode", "streamed", "resident for jacobi2d (streamed mode runs heat3d)");
   }
+  if (o.steps_per_launch > 0 &&
+      (o.mode != run_mode::resident || o.problem != problem_kind::heat3d)) {
+    throw invalid_argument("--steps-per-launch " + std::to_string(o.steps_per_launch) +
+                           " is not valid here: it applies to heat3d with --mode resident");
+  }
+  if (o.steps_per_launch == 2) {
+    if (o.kernel == "kokkos") {
+      throw invalid_argument(
+          "--steps-per-launch 2 is not valid with --kernel kokkos: it needs "
+          "--kernel cuda or host");
+    }
+    if (o.halo_depth > 0 && o.halo_depth != 2) {
+      throw invalid_argument("--steps-per-launch 2 needs --halo-depth 2 or auto, not " +
+                             std::to_string(o.halo_depth));
+    }
+    if (o.n && ((*o.n)[0] < 2 || (*o.n)[1] < 2 || (*o.n)[2] < 2)) {
+      throw invalid_argument(
+          "--steps-per-launch 2 needs a 3D grid (--n with every extent >= 2), "
+          "not " +
+          std::to_string((*o.n)[0]) + "," + std::to_string((*o.n)[1]) + "," +
+          std::to_string((*o.n)[2]));
+    }
+  }
   if (!o.kokkos_args.empty() && o.kernel != "kokkos") {
     throw invalid_argument("'" + app::echo(o.kokkos_args.front()) +
                            "' is not valid without --kernel kokkos (it is an option of Kokkos)");
@@ -531,6 +565,8 @@ std::string to_config_text(const options& o) {
   out << "graphs = " << (o.graphs ? "auto" : "off") << "\n";
   if (o.mode == run_mode::resident && o.problem == problem_kind::heat3d) {
     out << "halo-depth = " << (o.halo_depth > 0 ? std::to_string(o.halo_depth) : "auto") << "\n";
+    out << "steps-per-launch = "
+        << (o.steps_per_launch > 0 ? std::to_string(o.steps_per_launch) : "auto") << "\n";
   }
   out << "dims = " << triple(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";

@@ -39,6 +39,7 @@ struct plan_info {
   std::vector<std::string> rank0_paths;  ///< rank 0's halo path per neighbour
   std::int64_t steps_per_graph = 0;      ///< rank 0's steps per CUDA graph (0: none)
   int halo_depth = 1;                    ///< resident steps per exchange (--halo-depth)
+  int steps_per_launch = 1;              ///< resident steps per kernel launch
   bool overlap_off_time_sliced = false;  ///< --halo-overlap auto chose off (time-sliced GPU)
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks

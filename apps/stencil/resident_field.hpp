@@ -59,6 +59,14 @@ enum class lane { compute = 0, halo = 1 };
  * ghosts of every exchanged face, recomputing what the neighbours compute there with the same
  * arithmetic, so the field stays bitwise that of one rank with `depth` times fewer exchanges
  * (the overlapped order is not used then).
+ *
+ * Two steps per launch: with a halo two cells deep, each exchange can be followed by one kernel
+ * that does both steps (`pair_fn`, e.g. kernels::heat3d_two_steps). It writes the other buffer,
+ * as one step does, so the exchanges alternate between the buffers as with an odd depth. Where
+ * a caller's count splits a pair, the first step runs alone and the second is both steps again
+ * from the field before the first, into the same buffer: the same values, and the buffers keep
+ * alternating. Many ranks sharing a GPU pay for every launch (docs/halo.md, "Two steps per
+ * launch").
  * @tparam T float or double
  */
 template <class T>
@@ -67,6 +75,10 @@ class resident_field {
   /// @brief The stencil update of `region` from `in` to `out` on `stream`.
   using update_fn =
       std::function<void(stream_view stream, lane which, const T* in, T* out, const box& region)>;
+  /// @brief Two stencil updates in one launch: `first` from `in`, then `second` from that, into
+  /// `out` (see kernels::heat3d_two_steps).
+  using pair_fn = std::function<void(stream_view stream, const T* in, T* out, const box& first,
+                                     const box& second)>;
 
   /// @brief Steps the host may enqueue before it waits for the GPU to finish the oldest.
   static constexpr std::size_t run_ahead = 8;
@@ -91,12 +103,15 @@ class resident_field {
    *        launch work that can be captured, with the same arguments every time)
    * @param depth steps per exchange (>= 1, at most the decomposition's halo: a stencil of
    *        radius 1)
+   * @param pairs advance() runs the two steps after each exchange as one launch of its
+   *        `pair` function (needs depth 2)
    * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method, bool overlap,
-                 bool graphs = false, int depth = 1)
+                 bool graphs = false, int depth = 1, bool pairs = false)
       : depth_(checked_depth(depth, decomposition)),
+        pairs_(pairs),
         overlap_(overlap && depth_ == 1),
         backend_(backend),
         pool_(&pool),
@@ -114,8 +129,12 @@ class resident_field {
         stashed_(backend),
         landed_(backend),
         ring_(make_ring(backend)),
-        graph_steps_(graph_steps_for(depth_)),
+        graph_steps_(graph_steps_for(depth_, pairs_)),
         graph_marks_{event(backend, event_flags::timing), event(backend, event_flags::timing)} {
+    FUNNEL_EXPECTS(!pairs_ || depth_ == 2,
+                   "resident_field: two steps per launch need a halo "
+                   "depth of 2, not " +
+                       std::to_string(depth_));
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
   }
@@ -148,6 +167,8 @@ class resident_field {
   [[nodiscard]] bool overlapped() const noexcept { return overlap_; }
   /// @brief Steps per halo exchange (the halo depth the field uses).
   [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
+  /// @brief Steps per kernel launch: 2 when the steps after an exchange run as one pair.
+  [[nodiscard]] int steps_per_launch() const noexcept { return pairs_ ? 2 : 1; }
   /// @brief Bytes of device memory held for the two buffers.
   [[nodiscard]] std::size_t bytes() const noexcept {
     return 2 * static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T);
@@ -167,6 +188,7 @@ class resident_field {
    */
   double step(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    FUNNEL_EXPECTS(!pairs_, "resident_field: a field of two-step launches steps by advance()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
     const std::size_t phase = phase_of(steps_);
@@ -221,17 +243,22 @@ class resident_field {
    * since the previous timed one.
    * @param update the stencil (the same every call while graphs are used)
    * @param count steps to enqueue (>= 1)
+   * @param pair both steps after an exchange in one launch (needed when the field was built
+   *        with `pairs`; the same every call while graphs are used)
    * @return halo seconds collected meanwhile (see step())
    * @throw funnel::stall_error when a neighbour stops; funnel::cuda_error when capturing fails
    */
-  double advance(const update_fn& update, std::int64_t count) {
+  double advance(const update_fn& update, std::int64_t count, const pair_fn& pair = {}) {
+    FUNNEL_EXPECTS(!pairs_ || pair, "resident_field: two steps per launch need a pair update");
     double collected = 0.0;
     while (count > 0) {
       if (use_graphs_ && count >= graph_steps_ && phase_of(steps_) == 0 &&
           (graph_.empty() || current_.data() == graph_first_)) {
         const bool timed = !graph_.empty() && ++blocks_ % timing_every == 0;
-        collected += launch_graph(update, timed);
+        collected += launch_graph(update, pair, timed);
         count -= graph_steps_;
+      } else if (pairs_) {
+        collected += pair_step(update, pair, count);
       } else {
         collected += step(update);
         --count;
@@ -380,10 +407,46 @@ class resident_field {
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
+  // Enqueues the steps after an exchange as pairs (see the class comment); takes 2 steps of
+  // `count` when it can, else 1.
+  double pair_step(const update_fn& update, const pair_fn& pair, std::int64_t& count) {
+    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    step_slot& slot = ring_[entries_ % run_ahead];
+    const double collected = collect(slot);
+    const std::size_t phase = phase_of(steps_);
+    const std::size_t exchanges = exchanges_before(steps_);
+    slot.timed = phase == 0 && exchanges % timing_every == 0;
+    slot.graph_timed = false;
+    if (slot.timed) cover(slot, exchanges);
+    mark(slot, 0, compute_);
+    if (phase == 0) halo_.exchange(compute_, current_.data());
+    mark(slot, 1, compute_);
+    std::int64_t taken = 1;
+    if (phase == 0 && count >= 2) {
+      pair(compute_, current_.data(), next_.data(), step_regions_[0], step_regions_[1]);
+      std::swap(current_, next_);
+      taken = 2;
+    } else if (phase == 0) {
+      update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[0]);
+      std::swap(current_, next_);
+    } else {
+      // The pair's second step after the first ran alone: both again from the field before the
+      // first (still in next_: no exchange writes it before the one after this step), into
+      // current_, so the next exchange takes the other buffer than the last one.
+      pair(compute_, next_.data(), current_.data(), step_regions_[0], step_regions_[1]);
+    }
+    slot.done.record(compute_);
+    slot.pending = true;
+    steps_ += static_cast<std::size_t>(taken);
+    ++entries_;
+    count -= taken;
+    return collected;
+  }
+
   // One block of graph_steps_ steps as a graph (captured on the first call), starting with an
   // exchange; `timed`: the graph whose first exchange records graph_marks_ (read when its ring
   // slot is collected).
-  double launch_graph(const update_fn& update, bool timed) {
+  double launch_graph(const update_fn& update, const pair_fn& pair, bool timed) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     step_slot& slot = ring_[entries_ % run_ahead];
     const double collected = collect(slot);
@@ -395,12 +458,16 @@ class resident_field {
       // block those calls stand for.
       graph_first_ = current_.data();
       block = graph::capture(compute_, [&] {
-        for (std::int64_t s = 0; s < graph_steps_; ++s) {
+        for (std::int64_t s = 0; s < graph_steps_; s += steps_per_launch()) {
           const std::size_t phase = phase_of(static_cast<std::size_t>(s));
           if (timed && s == 0) graph_marks_[0].record_in_graph(compute_);
           if (phase == 0) halo_.exchange(compute_, current_.data());
           if (timed && s == 0) graph_marks_[1].record_in_graph(compute_);
-          update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
+          if (pairs_) {
+            pair(compute_, current_.data(), next_.data(), step_regions_[0], step_regions_[1]);
+          } else {
+            update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
+          }
           std::swap(current_, next_);
         }
       });
@@ -426,10 +493,11 @@ class resident_field {
   [[nodiscard]] std::size_t exchanges_before(std::size_t step) const noexcept {
     return (step + static_cast<std::size_t>(depth_) - 1) / static_cast<std::size_t>(depth_);
   }
-  // Steps per graph: at least graph_steps_at_least, a multiple of 2 (the buffers are where they
-  // were) and of the depth (the block starts with an exchange).
-  static std::int64_t graph_steps_for(int depth) {
-    const std::int64_t unit = depth % 2 == 0 ? depth : 2 * depth;  // lcm(2, depth)
+  // Steps per graph: at least graph_steps_at_least, a multiple of the depth (the block starts
+  // with an exchange) and such that the buffers are where they were: an even number of swaps,
+  // one per step or one per pair of steps.
+  static std::int64_t graph_steps_for(int depth, bool pairs) {
+    const std::int64_t unit = pairs ? 4 : depth % 2 == 0 ? depth : 2 * depth;  // lcm(2, depth)
     return (graph_steps_at_least + unit - 1) / unit * unit;
   }
 
@@ -442,12 +510,12 @@ class resident_field {
   }
 
   // Exchanges every depth_ steps take the same buffer when depth_ is even, so the cycle is
-  // that one buffer; when odd, the two alternate.
+  // that one buffer; when odd, or with a launch per pair of steps, the two alternate.
   halo_options exchange_options(const std::string& method) const {
     halo_options o;
     o.method = parse_halo_method(method);
     o.field_cycle = {current_.data()};
-    if (depth_ % 2 == 1) o.field_cycle.push_back(next_.data());
+    if (depth_ % 2 == 1 || pairs_) o.field_cycle.push_back(next_.data());
     o.steps_per_exchange = depth_;
     return o;
   }
@@ -489,6 +557,7 @@ class resident_field {
   }
 
   int depth_;
+  bool pairs_;  // the two steps after each exchange run as one launch
   bool overlap_;
   backend_kind backend_;
   memory_pool* pool_;

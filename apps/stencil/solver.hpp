@@ -29,6 +29,7 @@ struct run_setup {
   bool print = false;                                      ///< this rank prints (rank 0, not quiet)
   std::size_t device_budget_bytes = 0;  ///< streamed mode: device bytes the pipeline may use
   bool halo_overlap = true;  ///< resident mode: --halo-overlap resolved (auto decided by the job)
+  int steps_per_launch = 1;  ///< resident heat3d: --steps-per-launch resolved (1 or 2)
 };
 
 /**
@@ -104,6 +105,8 @@ class solver {
   [[nodiscard]] virtual std::int64_t steps_per_graph() const { return 0; }
   /// @brief Resident steps per halo exchange (the halo depth; 1 but for deep halos).
   [[nodiscard]] virtual int steps_per_exchange() const { return 1; }
+  /// @brief Resident steps per kernel launch (2: both steps after an exchange in one launch).
+  [[nodiscard]] virtual int steps_per_launch() const { return 1; }
   /// @brief Resident mode: whether the steps update the inner cells while the faces travel.
   [[nodiscard]] virtual bool halo_overlapped() const { return false; }
   /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in
@@ -116,11 +119,14 @@ class solver {
 
 /**
  * @brief The decomposition a problem needs (global cells; the halo: 1 for jacobi2d, k steps per
- * pass when streamed, --halo-depth for resident heat3d; periodic axes).
+ * pass when streamed, --halo-depth for resident heat3d, or 2 for two steps per launch; periodic
+ * axes).
  * @param comm all ranks
  * @param opts resolved options
+ * @param steps_per_launch --steps-per-launch resolved (1 or 2)
  */
-[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts);
+[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
+                                                         int steps_per_launch);
 
 /**
  * @brief Builds the solver for opts.problem / opts.dtype / opts.mode.

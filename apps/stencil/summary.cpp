@@ -103,6 +103,7 @@ std::string to_json(const run_summary& s) {
   j["graphs"] = s.graphs;
   j["steps_per_graph"] = s.steps_per_graph;
   j["halo_depth"] = s.halo_depth;
+  j["steps_per_launch"] = s.steps_per_launch;
   j["ranks"] = s.ranks;
   j["nodes"] = s.nodes;
   j["decomposition"] = s.dims;

@@ -175,7 +175,8 @@ stage_scale() {
   equal() {
     n=$1
     shift
-    local log=${out}/scale-${n}-${mps}-$#.log
+    scale_runs=$((${scale_runs:-0} + 1))
+    local log=${out}/scale-${scale_runs}-${n}-${mps}.log
     timeout 150 python3 tests/apps/stencil_app_test.py --app "${app}" --mpiexec mpirun \
       --np-flag=-np "--preflags=${run} --mps ${mps} --max-connections 2 --" equal -- "${n}" \
       --backend cuda --problem heat3d "$@" >"${log}" 2>&1
@@ -185,6 +186,11 @@ stage_scale() {
   record "31 ranks, K=4 float" "$(equal 31 --n 124,8,8 --steps 13 --dims 31,1,1 --halo-depth 4 --dtype float)"
   record "48 ranks, K=2" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --halo-depth 2)"
   record "16 ranks, K=3" "$(equal 16 --n 48,32,16 --steps 19 --dims 16,1,1 --halo-depth 3)"
+  # Two steps per launch: 48 ranks on 2-cell boxes, 31 ranks with pairs split by
+  # --check-every, 17 ranks with graphs of 4 pairs and a step alone (25 steps).
+  record "48 ranks, 2 steps per launch, 2-cell boxes" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --steps-per-launch 2)"
+  record "31 ranks, 2 per launch, pairs split, float" "$(equal 31 --n 62,8,8 --steps 14 --dims 31,1,1 --steps-per-launch 2 --check-every 3 --dtype float)"
+  record "17 ranks, 2 per launch, graphs" "$(equal 17 --n 34,16,16 --steps 25 --dims 17,1,1 --steps-per-launch 2)"
   # --halo-overlap auto|on|off at scale (steps alone: graphs would take the exchange-then-
   # update order whatever it says): on and off under MPS, auto (off) time-sliced.
   record "17 ranks, 2x16x1 boxes, overlap on" "$(equal 17 --n 34,16,1 --steps 13 --dims 17,1,1 --graphs off --halo-overlap on)"

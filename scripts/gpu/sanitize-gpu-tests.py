@@ -60,6 +60,11 @@ def app_runs(build):
     # 9th the timed one, whose exchange records its events as graph nodes.
     yield "app_heat3d_graphs_2ranks", mpi + ["2", app] + common + [
         "--n", "32,24,20", "--steps", "80", "--dims", "2,1,1"], {"FUNNEL_HALO_SIGNALS": "kernel"}
+    # Two steps per launch (heat3d_two_steps after each 2-deep exchange) in graphs with kernel
+    # signals, 4 ranks along x: 27 steps = 3 graphs of 4 pairs, then a pair and a step alone.
+    yield "app_heat3d_pairs_4ranks", mpi + ["4", app] + common + [
+        "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1", "--steps-per-launch", "2"], {
+        "FUNNEL_HALO_SIGNALS": "kernel"}
     # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [

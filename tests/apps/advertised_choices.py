@@ -88,6 +88,7 @@ def stencil_recipe(option, choice, workdir):
         "--halo-overlap": ([], False, "halo_overlap"),
         "--graphs": ([], False, "graphs"),
         "--halo-depth": ([], False, None),
+        "--steps-per-launch": ([], False, None),
         "--dtype": ([], False, "dtype"),
         "--output-overlap": (["--output-every", "1", "--output-dir",
                               os.path.join(workdir, f"out-{choice}")], False, None),

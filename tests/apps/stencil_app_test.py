@@ -63,20 +63,27 @@ def dump(ctx, ranks, args, name):
     return data, out
 
 
-def cmd_equal(ctx, rest):
-    ranks = int(rest[0])
-    args = rest[1:]
-    # The reference always runs with one rank and MPI's own split; drop --dims for it.
-    ref_args = []
+def without_option(args, *names):
+    """args without each named option and the value after it."""
+    kept = []
     skip = False
     for a in args:
         if skip:
             skip = False
             continue
-        if a == "--dims":
+        if a in names:
             skip = True
             continue
-        ref_args.append(a)
+        kept.append(a)
+    return kept
+
+
+def cmd_equal(ctx, rest):
+    ranks = int(rest[0])
+    args = rest[1:]
+    # The reference always runs with one rank and MPI's own split, one step per launch: drop
+    # --dims and --steps-per-launch for it.
+    ref_args = without_option(args, "--dims", "--steps-per-launch")
     reference, ref_out = dump(ctx, 1, ref_args, "reference.bin")
     split, split_out = dump(ctx, ranks, args, f"split-{ranks}.bin")
     print(split_out)
@@ -144,6 +151,15 @@ BAD_ARGS = [
     (["--problem", "jacobi2d", "--halo-depth", "2"], "--halo-depth 2 is not valid here"),
     (["--backend", "host", "--n", "8,8,8", "--dims", "2,1,1", "--halo-depth", "5"],
      "--halo-depth 5: halo 5 is wider"),
+    (["--steps-per-launch", "3"], "--steps-per-launch '3' is not valid"),
+    (["--steps-per-launch", "two"], "--steps-per-launch 'two' is not valid"),
+    (["--problem", "jacobi2d", "--steps-per-launch", "2"], "--steps-per-launch 2 is not valid here"),
+    (["--mode", "streamed", "--steps-per-launch", "1"], "--steps-per-launch 1 is not valid here"),
+    (["--steps-per-launch", "2", "--halo-depth", "3"],
+     "--steps-per-launch 2 needs --halo-depth 2 or auto, not 3"),
+    (["--backend", "host", "--n", "8,8,1", "--steps-per-launch", "2"], "needs a 3D grid"),
+    (["--backend", "host", "--n", "3,8,8", "--dims", "2,1,1", "--steps-per-launch", "2"],
+     "--steps-per-launch 2: splitting 3 cells along x over 2 ranks leaves boxes of 1 cell"),
     # k*h = 3 planes per chunk: 13 planes give at most 4 chunks.
     (["--backend", "host", "--n", "23,18,13", "--mode", "streamed", "--steps-per-pass", "3",
       "--chunks", "5"], "--mode streamed on rank"),
@@ -393,8 +409,10 @@ def cmd_gpu(ctx, rest):
     # values of the two math libraries differ by a few ulp, and the explicit steps do not
     # amplify them (the update is a convex combination).
     tolerance = 1e-5 if dtype == "float" else 1e-12
-    host, _ = dump(ctx, 1, args + ["--backend", "host"], "host.bin")
-    cuda, out = dump(ctx, 1, args + ["--backend", "cuda"], "cuda.bin")
+    # The references take one step per launch: the split runs are compared with that.
+    one = without_option(args, "--steps-per-launch")
+    host, _ = dump(ctx, 1, one + ["--backend", "host"], "host.bin")
+    cuda, out = dump(ctx, 1, one + ["--backend", "cuda"], "cuda.bin")
     print(out)
     if len(host) != len(cuda):
         sys.exit("FAILED: host and cuda fields differ in size")

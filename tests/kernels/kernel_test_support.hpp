@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -129,6 +130,57 @@ inline std::vector<box> random_split(const box& region, std::mt19937_64& rng) {
     parts.push_back(part);
   }
   return parts;
+}
+
+/// The regions of heat3d_two_steps: `second`, and `first` = `second` grown by 0 or 1 cell on each
+/// side (as a halo two deep gives after an exchange), both kept one cell from the array's edge.
+struct two_step_case {
+  std::string name;
+  field_layout layout;
+  box first;
+  box second;
+};
+
+/// Random two-step regions of `layout`: a random `second` (at least one cell), and `first` grown
+/// from it by a random 0 or 1 on each side where the array leaves room.
+inline two_step_case random_two_step_case(const std::string& name, const field_layout& layout,
+                                          std::mt19937_64& rng) {
+  two_step_case c{name, layout, {}, {}};
+  std::uniform_int_distribution<int> grow(0, 1);
+  for (int axis = 0; axis < 3; ++axis) {
+    const std::int64_t lo = 1;
+    const std::int64_t hi = layout.allocated(axis) - 1;
+    std::uniform_int_distribution<std::int64_t> a(lo, hi - 1);
+    std::int64_t x = a(rng);
+    std::int64_t y = a(rng);
+    if (x > y) std::swap(x, y);
+    c.second.lo[axis] = x;
+    c.second.hi[axis] = y + 1;
+    c.first.lo[axis] = std::max(lo, x - grow(rng));
+    c.first.hi[axis] = std::min(hi, y + 1 + grow(rng));
+  }
+  return c;
+}
+
+/// What heat3d_two_steps must leave in `out`: `out` as it was, with `second` replaced by the
+/// second of two heat3d_step calls of the host implementation (the first into a copy of `out`).
+template <class T, class Step>
+std::vector<T> two_steps_expected(const two_step_case& c, const std::vector<T>& in,
+                                  const std::vector<T>& out, Step step) {
+  std::vector<T> mid = out;
+  step(c.layout, in.data(), mid.data(), c.first);
+  std::vector<T> last = in;
+  step(c.layout, mid.data(), last.data(), c.second);
+  std::vector<T> expected = out;
+  for (std::int64_t k = c.second.lo[2]; k < c.second.hi[2]; ++k) {
+    for (std::int64_t j = c.second.lo[1]; j < c.second.hi[1]; ++j) {
+      for (std::int64_t i = c.second.lo[0]; i < c.second.hi[0]; ++i) {
+        const auto n = static_cast<std::size_t>(c.layout.index(i, j, k));
+        expected[n] = last[n];
+      }
+    }
+  }
+  return expected;
 }
 
 /// Tolerance of a float/double result against the double reference for values of order 1.

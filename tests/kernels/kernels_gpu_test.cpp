@@ -196,6 +196,66 @@ TEST(Heat3dCuda, BitwiseEqualToHostDouble) {
   }
 }
 
+// heat3d_two_steps on the GPU == on the host, bitwise over the whole array: one tile and many
+// (32 x 8 x 4 cells per block), partial tiles, narrow rows (a grid split along x among many
+// ranks), halo 2 with `first` grown into it, one-cell-thick regions and shifted arrays.
+template <class T>
+void check_two_steps_cuda_vs_host(const ft::two_step_case& tc, std::mt19937_64& rng,
+                                  array_offsets offsets) {
+  SCOPED_TRACE(tc.name + ", first " + std::to_string(tc.first.lo[0]) + ".." +
+               std::to_string(tc.first.hi[0]) + ", array offsets " + std::to_string(offsets.in) +
+               "/" + std::to_string(offsets.out));
+  test_stream stream;
+  const auto in = ft::random_field<T>(tc.layout, rng);
+  const auto out = ft::random_field<T>(tc.layout, rng);
+  const fk::heat3d_params<T> params{static_cast<T>(0.15)};
+  auto host = out;
+  fk::heat3d_two_steps(stream_view::host(), fk::implementation::host, tc.layout, in.data(),
+                       host.data(), tc.first, tc.second, params);
+  device_array<T> d_in(in, offsets.in);
+  device_array<T> d_out(out, offsets.out);
+  fk::heat3d_two_steps(stream.view(), fk::implementation::cuda, tc.layout, d_in.get(), d_out.get(),
+                       tc.first, tc.second, params);
+  stream.synchronize();
+  EXPECT_EQ(ft::differing_cells(host, d_out.download()), 0);
+  EXPECT_EQ(ft::differing_cells(in, d_in.download()), 0) << "the input was written";
+}
+
+std::vector<ft::two_step_case> two_step_cases(std::mt19937_64& rng) {
+  const auto cube = ft::make_layout(67, 33, 40, 2);
+  const auto narrow = ft::make_layout(24, 96, 20, 2);
+  const auto grown = [](const field_layout& l) {
+    box first = l.interior_box();
+    box second = first;
+    for (int axis = 0; axis < 3; ++axis) {
+      first.lo[axis] -= 1;
+      first.hi[axis] += 1;
+    }
+    return ft::two_step_case{"", l, first, second};
+  };
+  std::vector<ft::two_step_case> cases;
+  for (const auto& l : {cube, narrow, ft::make_layout(2, 2, 2, 2), ft::make_layout(33, 9, 5, 2)}) {
+    auto c = grown(l);
+    c.name = "interior grown by one, " + std::to_string(l.interior[0]) + " cells along x";
+    cases.push_back(c);
+  }
+  cases.push_back({"halo 1, first = second", ft::make_layout(40, 17, 9),
+                   ft::make_layout(40, 17, 9).interior_box(),
+                   ft::make_layout(40, 17, 9).interior_box()});
+  for (int n = 0; n < 6; ++n) cases.push_back(ft::random_two_step_case("random", cube, rng));
+  return cases;
+}
+
+TEST(Heat3dCuda, TwoStepsBitwiseEqualToHost) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  for (const auto& tc : two_step_cases(rng)) {
+    for (const array_offsets offsets : {array_offsets{0, 0}, array_offsets{1, 3}}) {
+      check_two_steps_cuda_vs_host<float>(tc, rng, offsets);
+      check_two_steps_cuda_vs_host<double>(tc, rng, offsets);
+    }
+  }
+}
+
 TEST(Heat3dCuda, RefusesTheHostStream) {
   const auto layout = ft::make_layout(8, 8, 8);
   device_array<float> a(static_cast<std::size_t>(layout.allocated_cells()));

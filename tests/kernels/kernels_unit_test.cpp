@@ -4,6 +4,7 @@
 // norm, the initial conditions and the heat solution's convergence order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -122,6 +123,75 @@ TEST(Heat3dHost, RegionSplitsAreBitwiseIdentical) {
       check_heat_split<double>(hc, rng);
     }
   }
+}
+
+// heat3d_two_steps == two heat3d_step calls, bitwise, on random regions of several layouts
+// (halos 1 and 2, one-cell-thick regions included); `in` is left as it was.
+template <class T>
+void check_two_steps_host(const ft::two_step_case& tc, std::mt19937_64& rng) {
+  SCOPED_TRACE(tc.name);
+  const auto in = ft::random_field<T>(tc.layout, rng);
+  const auto out = ft::random_field<T>(tc.layout, rng);
+  const fk::heat3d_params<T> params{static_cast<T>(1.0 / 7.0)};
+  const auto expected = ft::two_steps_expected(
+      tc, in, out, [&](const field_layout& l, const T* a, T* b, const box& r) {
+        fk::heat3d_step(stream_view::host(), fk::implementation::host, l, a, b, r, params);
+      });
+  auto got = out;
+  fk::heat3d_two_steps(stream_view::host(), fk::implementation::host, tc.layout, in.data(),
+                       got.data(), tc.first, tc.second, params);
+  EXPECT_EQ(ft::differing_cells(expected, got), 0);
+  EXPECT_NE(ft::differing_cells(out, got), 0) << "nothing was written";
+}
+
+TEST(Heat3dHost, TwoStepsEqualTwoSingleSteps) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  const field_layout layouts[] = {ft::make_layout(9, 7, 6), ft::make_layout(12, 5, 9, 2),
+                                  ft::make_layout(2, 3, 2, 2), ft::make_layout(2, 6, 5)};
+  for (int repeat = 0; repeat < 25; ++repeat) {
+    for (const auto& layout : layouts) {
+      const auto tc = ft::random_two_step_case("layout " + std::to_string(layout.interior[0]) +
+                                                   "x" + std::to_string(layout.interior[1]) + "x" +
+                                                   std::to_string(layout.interior[2]),
+                                               layout, rng);
+      check_two_steps_host<float>(tc, rng);
+      check_two_steps_host<double>(tc, rng);
+    }
+  }
+}
+
+TEST(Heat3dHost, TwoStepsRejectBadArguments) {
+  const auto layout = ft::make_layout(6, 5, 4, 2);
+  std::vector<float> in(static_cast<std::size_t>(layout.allocated_cells()), 0.0F);
+  std::vector<float> out(in.size(), 0.0F);
+  const fk::heat3d_params<float> p{0.1F};
+  const box first{{1, 1, 1}, {9, 8, 7}};
+  const auto two = [&](const field_layout& l, const box& a, const box& b) {
+    fk::heat3d_two_steps(stream_view::host(), fk::implementation::host, l, in.data(), out.data(), a,
+                         b, p);
+  };
+  // The second region must lie inside the first.
+  EXPECT_THROW(two(layout, box{{2, 2, 2}, {5, 5, 5}}, box{{1, 2, 2}, {5, 5, 5}}),
+               funnel::invalid_argument);
+  // Both keep one cell from the edge.
+  EXPECT_THROW(two(layout, box{{0, 1, 1}, {9, 8, 7}}, box{{1, 1, 1}, {5, 5, 5}}),
+               funnel::invalid_argument);
+  // 2D fields take heat3d_step twice.
+  const auto flat = ft::make_layout(6, 5, 1);
+  EXPECT_THROW(two(flat, box{{1, 1, 0}, {6, 5, 1}}, box{{1, 1, 0}, {6, 5, 1}}),
+               funnel::invalid_argument);
+  // Aliasing arrays.
+  EXPECT_THROW(fk::heat3d_two_steps(stream_view::host(), fk::implementation::host, layout,
+                                    in.data(), in.data(), first, first, p),
+               funnel::invalid_argument);
+  // Kokkos has no two-step kernel (or is not compiled in).
+  EXPECT_THROW(fk::heat3d_two_steps(stream_view::host(), fk::implementation::kokkos, layout,
+                                    in.data(), out.data(), first, first, p),
+               funnel::unsupported);
+  // An empty second region writes nothing.
+  out.assign(out.size(), 3.0F);
+  two(layout, first, box{{2, 2, 2}, {2, 5, 5}});
+  EXPECT_EQ(std::count(out.begin(), out.end(), 3.0F), static_cast<long>(out.size()));
 }
 
 TEST(Heat3dHost, EmptyRegionWritesNothing) {

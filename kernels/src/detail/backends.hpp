@@ -29,6 +29,10 @@ int stencil_dims(const field_layout& layout, const char* kernel);
 /// Throws unless `region` keeps one cell from the edge on axes with neighbours and is [0, 1) on
 /// the others; returns false for an empty region (nothing to do).
 bool check_region(const field_layout& layout, const box& region, const char* kernel);
+/// check_region for both, and throws unless the field is 3D and `second` lies inside `first`;
+/// returns false when `second` is empty (nothing to do).
+bool check_two_step_regions(const field_layout& layout, const box& first, const box& second,
+                            const char* kernel);
 /// Throws unless `stream` suits `impl` and `impl` is compiled in.
 void check_stream(stream_view stream, implementation impl, const char* kernel);
 /// Throws for null or overlapping arrays of `layout.allocated_cells()` elements.
@@ -44,6 +48,9 @@ void check_placement(const field_layout& layout, const index3& global_interior,
 namespace host {
 template <class T>
 void heat3d_step(const field_layout& layout, const T* in, T* out, const box& region, T c);
+template <class T>
+void heat3d_two_steps(const field_layout& layout, const T* in, T* out, const box& first,
+                      const box& second, T c);
 void jacobi2d_step(const field_layout& layout, const float* a, float* a_new, const box& region,
                    float* l2_norm);
 }  // namespace host
@@ -52,6 +59,9 @@ namespace cuda {
 template <class T>
 void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c);
+template <class T>
+void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
+                      const box& first, const box& second, T c);
 void jacobi2d_step(stream_view stream, const field_layout& layout, const float* a, float* a_new,
                    const box& region, float* l2_norm);
 template <class T>

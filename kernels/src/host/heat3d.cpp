@@ -58,6 +58,35 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
   }
 }
 
+template <class T>
+void heat3d_two_steps(stream_view stream, implementation impl, const field_layout& layout,
+                      const T* in, T* out, const box& first, const box& second,
+                      heat3d_params<T> params) {
+  constexpr const char* kernel = "funnel::kernels::heat3d_two_steps";
+  detail::check_stream(stream, impl, kernel);
+  if (!detail::check_two_step_regions(layout, first, second, kernel)) return;
+  detail::check_arrays(layout, in, out, sizeof(T), kernel);
+  const T c = params.alpha_dt_over_h2;
+  FUNNEL_EXPECTS(std::isfinite(c), std::string(kernel) + ": alpha*dt/h^2 is " + std::to_string(c) +
+                                       "; it must be finite");
+  switch (impl) {
+    case implementation::host:
+      detail::host::heat3d_two_steps(layout, in, out, first, second, c);
+      return;
+    case implementation::cuda:
+#if FUNNEL_KERNELS_WITH_CUDA
+      detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second, c);
+      return;
+#else
+      not_compiled(impl);
+#endif
+    case implementation::kokkos:
+      throw unsupported(std::string(kernel) +
+                        ": the kokkos implementation has no two-step kernel; take heat3d_step "
+                        "twice");
+  }
+}
+
 double heat3d_grid_spacing(const index3& global_interior) noexcept {
   return 1.0 / static_cast<double>(global_interior[0] + 1);
 }
@@ -137,6 +166,8 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
 #define FUNNEL_KERNELS_INSTANTIATE_HEAT3D(T)                                                      \
   template void heat3d_step<T>(stream_view, implementation, const field_layout&, const T*, T*,    \
                                const box&, heat3d_params<T>);                                     \
+  template void heat3d_two_steps<T>(stream_view, implementation, const field_layout&, const T*,   \
+                                    T*, const box&, const box&, heat3d_params<T>);                \
   template void heat3d_initialize<T>(stream_view, const field_layout&, const index3&,             \
                                      const index3&, T*);                                          \
   template error_norms heat3d_error<T>(const field_layout&, const index3&, const index3&, double, \

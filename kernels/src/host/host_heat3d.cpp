@@ -1,4 +1,5 @@
-// Host implementation of heat3d_step: OpenMP over (z, y) rows, a vectorisable loop along x.
+// Host implementation of heat3d_step (and heat3d_two_steps, a plain loop for tests and the
+// host backend): OpenMP over (z, y) rows, a vectorisable loop along x.
 // Each cell is computed by detail::heat_update_{1,2,3}d, the same expression the CUDA and
 // Kokkos kernels use; this file is built with -ffp-contract=off so the results are bitwise equal.
 #include <cstdint>
@@ -57,7 +58,38 @@ void heat3d_step(const field_layout& layout, const T* in, T* out, const box& reg
   }
 }
 
+template <class T>
+void heat3d_two_steps(const field_layout& layout, const T* in, T* out, const box& first,
+                      const box& second, T c) {
+  const std::int64_t sy = layout.allocated(0);
+  const std::int64_t sz = layout.allocated(0) * layout.allocated(1);
+  // The first step's value of a cell: computed from `in` on `first`, else `out` as it is (the
+  // second step only writes cells of `first`, so what is read here is never written).
+  const auto mid = [&](std::int64_t i, std::int64_t j, std::int64_t k) {
+    const std::int64_t idx = layout.index(i, j, k);
+    const bool inside = i >= first.lo[0] && i < first.hi[0] && j >= first.lo[1] &&
+                        j < first.hi[1] && k >= first.lo[2] && k < first.hi[2];
+    if (!inside) return out[idx];
+    return heat_update_3d(in[idx], in[idx - 1], in[idx + 1], in[idx - sy], in[idx + sy],
+                          in[idx - sz], in[idx + sz], c);
+  };
+#pragma omp parallel for collapse(2) schedule(static)
+  for (std::int64_t k = second.lo[2]; k < second.hi[2]; ++k) {
+    for (std::int64_t j = second.lo[1]; j < second.hi[1]; ++j) {
+      for (std::int64_t i = second.lo[0]; i < second.hi[0]; ++i) {
+        out[layout.index(i, j, k)] =
+            heat_update_3d(mid(i, j, k), mid(i - 1, j, k), mid(i + 1, j, k), mid(i, j - 1, k),
+                           mid(i, j + 1, k), mid(i, j, k - 1), mid(i, j, k + 1), c);
+      }
+    }
+  }
+}
+
 template void heat3d_step<float>(const field_layout&, const float*, float*, const box&, float);
 template void heat3d_step<double>(const field_layout&, const double*, double*, const box&, double);
+template void heat3d_two_steps<float>(const field_layout&, const float*, float*, const box&,
+                                      const box&, float);
+template void heat3d_two_steps<double>(const field_layout&, const double*, double*, const box&,
+                                       const box&, double);
 
 }  // namespace funnel::kernels::detail::host

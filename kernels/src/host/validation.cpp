@@ -59,6 +59,23 @@ bool check_region(const field_layout& layout, const box& region, const char* ker
   return true;
 }
 
+bool check_two_step_regions(const field_layout& layout, const box& first, const box& second,
+                            const char* kernel) {
+  FUNNEL_EXPECTS(
+      stencil_dims(layout, kernel) == 3,
+      std::string(kernel) + ": the field must be 3D (allocated extents " +
+          to_string(index3{layout.allocated(0), layout.allocated(1), layout.allocated(2)}) +
+          "); take heat3d_step twice on 1D and 2D fields");
+  check_region(layout, first, kernel);
+  if (!check_region(layout, second, kernel)) return false;
+  for (int axis = 0; axis < 3; ++axis) {
+    FUNNEL_EXPECTS(first.lo[axis] <= second.lo[axis] && second.hi[axis] <= first.hi[axis],
+                   std::string(kernel) + ": the second step's region " + to_string(second) +
+                       " must lie inside the first's " + to_string(first));
+  }
+  return true;
+}
+
 void check_stream(stream_view stream, implementation impl, const char* kernel) {
   if (!implementation_compiled(impl)) {
     throw unsupported(std::string(kernel) + ": the " + to_string(impl) +

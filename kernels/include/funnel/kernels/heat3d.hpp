@@ -51,6 +51,39 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
                  T* out, const box& region, heat3d_params<T> params);
 
 /**
+ * @brief Two explicit Euler steps in one launch (3D only): the field `mid` is `out` with the
+ * cells of `first` replaced by heat3d_step from `in`; then heat3d_step from `mid` is written
+ * into `out` on the cells of `second`. Nothing else is written: `out` ends with the second
+ * step's values on `second` and its old values elsewhere.
+ *
+ * It gives, bitwise, what heat3d_step(in -> out, first) then heat3d_step(out -> in, second)
+ * leave in `in` on `second`, but it writes the other array and leaves `in` as it was. Many ranks
+ * sharing one GPU pay for every kernel launch (docs/halo.md, "Two steps per launch"); this is
+ * one launch for two steps. A field with a halo two cells deep takes it after each exchange,
+ * with `first` the interior grown by one cell towards the neighbours and `second` the interior.
+ *
+ * @param stream stream to run on; a CUDA stream for `cuda`, the host stream for `host`
+ * @param impl host or cuda (kokkos: funnel::unsupported)
+ * @param layout the rank's field layout (both arrays use it); every axis must have neighbours
+ * @param in field at the current step (read on `first` and its one-cell surroundings)
+ * @param out read outside `first` where `second`'s surroundings reach, written on `second`;
+ * must not alias `in`
+ * @param first cells of the first step, kept one cell from the array's edge (as heat3d_step)
+ * @param second cells of the second step; they and their one-cell surroundings must lie inside
+ * the array, and `second` inside `first` (or empty: a no-op)
+ * @param params the coefficient c = alpha * dt / h^2
+ * @throw funnel::invalid_argument for such regions outside the array, `second` not inside
+ * `first`, a field that is not 3D, null or aliasing pointers, or a stream that does not suit
+ * `impl`
+ * @throw funnel::unsupported for `kokkos`, or an implementation not compiled into this build
+ * @throw funnel::cuda_error when the launch fails
+ */
+template <class T>
+void heat3d_two_steps(stream_view stream, implementation impl, const field_layout& layout,
+                      const T* in, T* out, const box& first, const box& second,
+                      heat3d_params<T> params);
+
+/**
  * @brief Grid spacing h = 1 / (N_x + 1) of a global grid.
  * @param global_interior interior cells of the whole grid
  */
