@@ -189,13 +189,9 @@ class resident_field {
   double step(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     FUNNEL_EXPECTS(!pairs_, "resident_field: a field of two-step launches steps by advance()");
-    step_slot& slot = ring_[entries_ % run_ahead];
-    const double collected = collect(slot);
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected);
     const std::size_t phase = phase_of(steps_);
-    const std::size_t exchanges = exchanges_before(steps_);
-    slot.timed = phase == 0 && exchanges % timing_every == 0;
-    slot.graph_timed = false;
-    if (slot.timed) cover(slot, exchanges);
     if (!overlap_) {
       // One stream: the exchange (every depth_ steps), then the whole box in one kernel.
       mark(slot, 0, compute_);
@@ -407,17 +403,26 @@ class resident_field {
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
+  // The ring entry of the step (or pair) that starts at steps_: waits for and collects what it
+  // held (into `collected`), and marks it timed when its step exchanges and is one in
+  // timing_every of the exchanges.
+  step_slot& open_entry(double& collected) {
+    step_slot& slot = ring_[entries_ % run_ahead];
+    collected = collect(slot);
+    const std::size_t exchanges = exchanges_before(steps_);
+    slot.timed = phase_of(steps_) == 0 && exchanges % timing_every == 0;
+    slot.graph_timed = false;
+    if (slot.timed) cover(slot, exchanges);
+    return slot;
+  }
+
   // Enqueues the steps after an exchange as pairs (see the class comment); takes 2 steps of
   // `count` when it can, else 1.
   double pair_step(const update_fn& update, const pair_fn& pair, std::int64_t& count) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
-    step_slot& slot = ring_[entries_ % run_ahead];
-    const double collected = collect(slot);
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected);
     const std::size_t phase = phase_of(steps_);
-    const std::size_t exchanges = exchanges_before(steps_);
-    slot.timed = phase == 0 && exchanges % timing_every == 0;
-    slot.graph_timed = false;
-    if (slot.timed) cover(slot, exchanges);
     mark(slot, 0, compute_);
     if (phase == 0) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);

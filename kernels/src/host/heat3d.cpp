@@ -24,6 +24,15 @@ std::int64_t global_index(const field_layout& layout, const index3& offset, int 
   return offset[axis] + i - layout.halo_along(axis);
 }
 
+// The stencil coefficient c = alpha * dt / h^2, which must be finite.
+template <class T>
+T checked_coefficient(heat3d_params<T> params, const char* kernel) {
+  const T c = params.alpha_dt_over_h2;
+  FUNNEL_EXPECTS(std::isfinite(c), std::string(kernel) + ": alpha*dt/h^2 is " + std::to_string(c) +
+                                       "; it must be finite");
+  return c;
+}
+
 }  // namespace
 
 template <class T>
@@ -34,9 +43,7 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
   detail::stencil_dims(layout, kernel);
   if (!detail::check_region(layout, region, kernel)) return;
   detail::check_arrays(layout, in, out, sizeof(T), kernel);
-  const T c = params.alpha_dt_over_h2;
-  FUNNEL_EXPECTS(std::isfinite(c), std::string(kernel) + ": alpha*dt/h^2 is " + std::to_string(c) +
-                                       "; it must be finite");
+  const T c = checked_coefficient(params, kernel);
   switch (impl) {
     case implementation::host:
       detail::host::heat3d_step(layout, in, out, region, c);
@@ -66,9 +73,7 @@ void heat3d_two_steps(stream_view stream, implementation impl, const field_layou
   detail::check_stream(stream, impl, kernel);
   if (!detail::check_two_step_regions(layout, first, second, kernel)) return;
   detail::check_arrays(layout, in, out, sizeof(T), kernel);
-  const T c = params.alpha_dt_over_h2;
-  FUNNEL_EXPECTS(std::isfinite(c), std::string(kernel) + ": alpha*dt/h^2 is " + std::to_string(c) +
-                                       "; it must be finite");
+  const T c = checked_coefficient(params, kernel);
   switch (impl) {
     case implementation::host:
       detail::host::heat3d_two_steps(layout, in, out, first, second, c);
