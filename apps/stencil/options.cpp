@@ -534,12 +534,10 @@ void resolve_defaults(options& o, bool on_gpu) {
       throw invalid_argument("--steps-per-launch 2 needs --halo-depth 2 or auto, not " +
                              std::to_string(o.halo_depth));
     }
-    if (o.n && ((*o.n)[0] < 2 || (*o.n)[1] < 2 || (*o.n)[2] < 2)) {
+    if (n[0] < 2 || n[1] < 2 || n[2] < 2) {
       throw invalid_argument(
-          "--steps-per-launch 2 needs a 3D grid (--n with every extent >= 2), "
-          "not " +
-          std::to_string((*o.n)[0]) + "," + std::to_string((*o.n)[1]) + "," +
-          std::to_string((*o.n)[2]));
+          "--steps-per-launch 2 needs a 3D grid (every --n extent >= 2), not --n " +
+          std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]));
     }
   }
   if (!o.kokkos_args.empty() && o.kernel != "kokkos") {

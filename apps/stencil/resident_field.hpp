@@ -132,8 +132,7 @@ class resident_field {
         graph_steps_(graph_steps_for(depth_, pairs_)),
         graph_marks_{event(backend, event_flags::timing), event(backend, event_flags::timing)} {
     FUNNEL_EXPECTS(!pairs_ || depth_ == 2,
-                   "resident_field: two steps per launch need a halo "
-                   "depth of 2, not " +
+                   "resident_field: two steps per launch need a halo depth of 2, not " +
                        std::to_string(depth_));
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
@@ -189,22 +188,9 @@ class resident_field {
   double step(const update_fn& update) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     FUNNEL_EXPECTS(!pairs_, "resident_field: a field of two-step launches steps by advance()");
+    if (!overlap_) return exchange_then_update(update);
     double collected = 0.0;
     step_slot& slot = open_entry(collected);
-    const std::size_t phase = phase_of(steps_);
-    if (!overlap_) {
-      // One stream: the exchange (every depth_ steps), then the whole box in one kernel.
-      mark(slot, 0, compute_);
-      if (phase == 0) halo_.exchange(compute_, current_.data());
-      mark(slot, 1, compute_);
-      update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
-      slot.done.record(compute_);
-      slot.pending = true;
-      std::swap(current_, next_);
-      ++steps_;
-      ++entries_;
-      return collected;
-    }
     // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, last_entry().done.view());
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
@@ -223,11 +209,8 @@ class resident_field {
     for (const box& slab : regions_.boundary) {
       update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
     }
-    slot.done.record(halo_stream_);
-    slot.pending = true;
+    close_entry(slot, halo_stream_, 1);
     std::swap(current_, next_);
-    ++steps_;
-    ++entries_;
     return collected;
   }
 
@@ -416,23 +399,45 @@ class resident_field {
     return slot;
   }
 
-  // Enqueues the steps after an exchange as pairs (see the class comment); takes 2 steps of
-  // `count` when it can, else 1.
-  double pair_step(const update_fn& update, const pair_fn& pair, std::int64_t& count) {
-    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+  // Marks the entry's step (or steps) enqueued on `stream`.
+  void close_entry(step_slot& slot, stream_view stream, std::size_t steps) {
+    slot.done.record(stream);
+    slot.pending = true;
+    steps_ += steps;
+    ++entries_;
+  }
+
+  // One step on the compute stream: the exchange (every depth_ steps), then the whole box in
+  // one kernel.
+  double exchange_then_update(const update_fn& update) {
     double collected = 0.0;
     step_slot& slot = open_entry(collected);
     const std::size_t phase = phase_of(steps_);
     mark(slot, 0, compute_);
     if (phase == 0) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
-    std::int64_t taken = 1;
-    if (phase == 0 && count >= 2) {
+    update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
+    close_entry(slot, compute_, 1);
+    std::swap(current_, next_);
+    return collected;
+  }
+
+  // Enqueues the steps after an exchange as a pair (see the class comment): 2 steps of `count`
+  // when it has them, else the first alone; after a first step alone, the second.
+  double pair_step(const update_fn& update, const pair_fn& pair, std::int64_t& count) {
+    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    const bool exchanges = phase_of(steps_) == 0;
+    if (exchanges && count == 1) {
+      --count;
+      return exchange_then_update(update);
+    }
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected);
+    mark(slot, 0, compute_);
+    if (exchanges) halo_.exchange(compute_, current_.data());
+    mark(slot, 1, compute_);
+    if (exchanges) {
       pair(compute_, current_.data(), next_.data(), step_regions_[0], step_regions_[1]);
-      std::swap(current_, next_);
-      taken = 2;
-    } else if (phase == 0) {
-      update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[0]);
       std::swap(current_, next_);
     } else {
       // The pair's second step after the first ran alone: both again from the field before the
@@ -440,11 +445,9 @@ class resident_field {
       // current_, so the next exchange takes the other buffer than the last one.
       pair(compute_, next_.data(), current_.data(), step_regions_[0], step_regions_[1]);
     }
-    slot.done.record(compute_);
-    slot.pending = true;
-    steps_ += static_cast<std::size_t>(taken);
-    ++entries_;
-    count -= taken;
+    const std::size_t taken = exchanges ? 2 : 1;
+    close_entry(slot, compute_, taken);
+    count -= static_cast<std::int64_t>(taken);
     return collected;
   }
 
@@ -480,13 +483,10 @@ class resident_field {
       halo_.replayed(static_cast<std::size_t>(graph_steps_ / depth_));
     }
     block.launch(compute_);
-    slot.done.record(compute_);
     slot.timed = timed;
     slot.graph_timed = timed;
     if (timed) cover(slot, exchanges);
-    slot.pending = true;
-    steps_ += static_cast<std::size_t>(graph_steps_);
-    ++entries_;
+    close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
     return collected;
   }
 
@@ -502,7 +502,8 @@ class resident_field {
   // with an exchange) and such that the buffers are where they were: an even number of swaps,
   // one per step or one per pair of steps.
   static std::int64_t graph_steps_for(int depth, bool pairs) {
-    const std::int64_t unit = pairs ? 4 : depth % 2 == 0 ? depth : 2 * depth;  // lcm(2, depth)
+    // A pair swaps once: 2 pairs. Steps swap once each: lcm(2, depth).
+    const std::int64_t unit = pairs ? 4 : depth % 2 == 0 ? depth : 2 * depth;
     return (graph_steps_at_least + unit - 1) / unit * unit;
   }
 

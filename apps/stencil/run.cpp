@@ -444,11 +444,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
-  // --steps-per-launch auto is 1: two steps per launch measured slower on one H100 (docs/halo.md,
-  // "Two steps per launch"). Their halo 2 cells deep fits every box (at least 2 cells thick).
-  const int steps_per_launch = opts.steps_per_launch == 2 ? 2 : 1;
-  check_collectively(comm,
-                     [&] { split.emplace(make_decomposition(comm, opts, steps_per_launch)); });
+  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
   const cartesian_decomposition& decomposition = *split;
   // A restart is validated before anything is allocated.
   std::unique_ptr<restart_source> restart;
@@ -460,7 +456,6 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   setup.halo_overlap = resolve_halo_overlap(opts.halo_overlap, job);
-  setup.steps_per_launch = steps_per_launch;
   setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
                                               decomposition.layout(), element_size);
   if (opts.mode == run_mode::streamed) {

@@ -9,8 +9,7 @@ std::string field_name_of(problem_kind problem) {
   return problem == problem_kind::heat3d ? "u" : "a";
 }
 
-cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
-                                           int steps_per_launch) {
+cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
   const index3 n = opts.n.value();
   if (opts.problem == problem_kind::jacobi2d) {
     // The reference grid's first/last columns and rows are our halo; rows wrap around.
@@ -22,8 +21,9 @@ cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
     return cartesian_decomposition(comm, n, opts.steps_per_pass, opts.dims);
   }
   // Resident: the halo depth is the steps per exchange (--halo-depth). auto is 1 (deeper halos
-  // measured no faster on one H100: docs/halo.md, "Deep halos"), or 2 for two steps per launch.
-  const int depth = opts.halo_depth > 0 ? opts.halo_depth : steps_per_launch == 2 ? 2 : 1;
+  // measured no faster on one H100: docs/halo.md, "Deep halos"), or 2 for two steps per launch
+  // (--steps-per-launch auto is 1: 2 measured slower, docs/halo.md, "Two steps per launch").
+  const int depth = opts.halo_depth > 0 ? opts.halo_depth : opts.steps_per_launch == 2 ? 2 : 1;
   try {
     return cartesian_decomposition(comm, n, depth, opts.dims);
   } catch (const invalid_argument& e) {

@@ -29,7 +29,6 @@ struct run_setup {
   bool print = false;                                      ///< this rank prints (rank 0, not quiet)
   std::size_t device_budget_bytes = 0;  ///< streamed mode: device bytes the pipeline may use
   bool halo_overlap = true;  ///< resident mode: --halo-overlap resolved (auto decided by the job)
-  int steps_per_launch = 1;  ///< resident heat3d: --steps-per-launch resolved (1 or 2)
 };
 
 /**
@@ -123,10 +122,8 @@ class solver {
  * axes).
  * @param comm all ranks
  * @param opts resolved options
- * @param steps_per_launch --steps-per-launch resolved (1 or 2)
  */
-[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
-                                                         int steps_per_launch);
+[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts);
 
 /**
  * @brief Builds the solver for opts.problem / opts.dtype / opts.mode.

@@ -191,6 +191,7 @@ stage_scale() {
   record "48 ranks, 2 steps per launch, 2-cell boxes" "$(equal 48 --n 96,16,16 --steps 13 --dims 48,1,1 --steps-per-launch 2)"
   record "31 ranks, 2 per launch, pairs split, float" "$(equal 31 --n 62,8,8 --steps 14 --dims 31,1,1 --steps-per-launch 2 --check-every 3 --dtype float)"
   record "17 ranks, 2 per launch, graphs" "$(equal 17 --n 34,16,16 --steps 25 --dims 17,1,1 --steps-per-launch 2)"
+  record "19 ranks, 1 step per launch" "$(equal 19 --n 38,16,16 --steps 13 --dims 19,1,1 --steps-per-launch 1)"
   # --halo-overlap auto|on|off at scale (steps alone: graphs would take the exchange-then-
   # update order whatever it says): on and off under MPS, auto (off) time-sliced.
   record "17 ranks, 2x16x1 boxes, overlap on" "$(equal 17 --n 34,16,1 --steps 13 --dims 17,1,1 --graphs off --halo-overlap on)"

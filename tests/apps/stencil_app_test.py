@@ -157,7 +157,8 @@ BAD_ARGS = [
     (["--mode", "streamed", "--steps-per-launch", "1"], "--steps-per-launch 1 is not valid here"),
     (["--steps-per-launch", "2", "--halo-depth", "3"],
      "--steps-per-launch 2 needs --halo-depth 2 or auto, not 3"),
-    (["--backend", "host", "--n", "8,8,1", "--steps-per-launch", "2"], "needs a 3D grid"),
+    (["--backend", "host", "--n", "8,8,1", "--steps-per-launch", "2"],
+     "needs a 3D grid (every --n extent >= 2), not --n 8,8,1"),
     (["--backend", "host", "--n", "3,8,8", "--dims", "2,1,1", "--steps-per-launch", "2"],
      "--steps-per-launch 2: splitting 3 cells along x over 2 ranks leaves boxes of 1 cell"),
     # k*h = 3 planes per chunk: 13 planes give at most 4 chunks.

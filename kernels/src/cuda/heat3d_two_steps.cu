@@ -81,6 +81,7 @@ __global__ void __launch_bounds__(detail::cuda::tile_threads)
   }
   std::int64_t mid_offset[mid_per_thread];
   bool mid_first[mid_per_thread];
+  int mid_in_before[mid_per_thread];  // the same cell in an input plane
 #pragma unroll
   for (int r = 0; r < mid_per_thread; ++r) {
     const int q = thread + r * tile_threads;
@@ -88,6 +89,7 @@ __global__ void __launch_bounds__(detail::cuda::tile_threads)
     const std::int64_t j = oy - 1 + q / mid_x;
     const bool inside = q < mid_x * mid_y && i >= 0 && i < g.extent[0] && j >= 0 && j < g.extent[1];
     mid_offset[r] = inside ? j * sy + i : -1;
+    mid_in_before[r] = (q / mid_x + 1) * in_x + q % mid_x + 1;
     mid_first[r] = inside && i >= g.first.lo[0] && i < g.first.hi[0] && j >= g.first.lo[1] &&
                    j < g.first.hi[1];
   }
@@ -121,7 +123,7 @@ __global__ void __launch_bounds__(detail::cuda::tile_threads)
       for (int r = 0; r < mid_per_thread; ++r) {
         const int q = thread + r * tile_threads;
         if (q >= mid_x * mid_y) continue;
-        const int b = (q / mid_x + 1) * in_x + q % mid_x + 1;  // the same cell in `before`
+        const int b = mid_in_before[r];
         T value = T(0);
         if (m_first && mid_first[r]) {
           value = detail::heat_update_3d(here[b], here[b - 1], here[b + 1], here[b - in_x],
