@@ -175,8 +175,9 @@ stage_scale() {
   equal() {
     n=$1
     shift
-    scale_runs=$((${scale_runs:-0} + 1))
-    local log=${out}/scale-${scale_runs}-${n}-${mps}.log
+    # (called in $(...): a counter would not survive; the arguments name the run)
+    local log
+    log=${out}/scale-${n}-${mps}-$(printf '%s' "$*" | md5sum | cut -c1-8).log
     timeout 150 python3 tests/apps/stencil_app_test.py --app "${app}" --mpiexec mpirun \
       --np-flag=-np "--preflags=${run} --mps ${mps} --max-connections 2 --" equal -- "${n}" \
       --backend cuda --problem heat3d "$@" >"${log}" 2>&1
