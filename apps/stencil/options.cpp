@@ -214,8 +214,9 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--steps-per-launch", raw.steps_per_launch,
                  "resident heat3d on a 3D grid: 2: a halo 2 cells deep, and the two steps after "
                  "each exchange in one kernel launch (kernels cuda and host; the same field "
-                 "bitwise); auto (default): 1, as 2 measured slower on one H100 so far, for one "
-                 "rank and for ranks sharing the GPU (docs/halo.md, \"Two steps per launch\")")
+                 "bitwise); auto (default): 2 with --kernel cuda where each rank's field is at "
+                 "least the GPU's L2 cache (it saves a pass through device memory), else 1 "
+                 "(docs/halo.md, \"Two steps per launch\")")
       ->type_name("auto|1|2")
       ->check(app::one_of({"auto", "1", "2"}))
       ->group(execution);
@@ -469,6 +470,20 @@ options parse_options(const std::vector<std::string>& args) {
   options o = to_options(app, raw, jacobi_spelling);
   o.kokkos_args = std::move(kokkos_args);
   return o;
+}
+
+int auto_steps_per_launch(const options& o, const std::string& kernel,
+                          const field_layout& rank_layout, std::size_t l2_cache_bytes) {
+  if (o.mode != run_mode::resident || o.problem != problem_kind::heat3d || kernel != "cuda")
+    return 1;
+  if (o.halo_depth > 0 && o.halo_depth != 2) return 1;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (rank_layout.interior[axis] < 2) return 1;  // not 3D, or a box a 2-deep halo overruns
+  }
+  const std::int64_t element_size = o.dtype == scalar_type::float32 ? 4 : 8;
+  const auto bytes = static_cast<std::size_t>(rank_layout.interior[0] * rank_layout.interior[1] *
+                                              rank_layout.interior[2] * element_size);
+  return l2_cache_bytes > 0 && bytes >= l2_cache_bytes ? 2 : 1;
 }
 
 void resolve_defaults(options& o, bool on_gpu) {

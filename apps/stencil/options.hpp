@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/field_layout.hpp"
 
 namespace funnel::stencil {
 
@@ -98,6 +99,23 @@ struct options {
  * @throw funnel::invalid_argument naming the conflicting values
  */
 void resolve_defaults(options& opts, bool on_gpu);
+
+/**
+ * @brief What --steps-per-launch auto means for one rank: 2 for funnel's CUDA kernel on resident
+ * heat3d (a 3D box, --halo-depth auto or 2) whose field of interior cells is at least the GPU's
+ * L2 cache, else 1. Two steps per launch read and write the field once for two steps: a field
+ * larger than L2 saves a pass through device memory (512^3 float on an H100: 401 against 469
+ * us per step), one that L2 holds gains nothing and pays the fused kernel's extra work
+ * (768x96x96 float split among 8-32 ranks measured slower). The job takes the smallest answer
+ * of its ranks (run.cpp), so that every rank uses the same halo depth.
+ * @param o options after resolve_defaults
+ * @param kernel the resolved kernel (cuda, host or kokkos)
+ * @param rank_layout this rank's box
+ * @param l2_cache_bytes the rank's GPU's L2 cache (0 without a GPU)
+ */
+[[nodiscard]] int auto_steps_per_launch(const options& o, const std::string& kernel,
+                                        const field_layout& rank_layout,
+                                        std::size_t l2_cache_bytes);
 
 /// @brief The --help text (options, Jacobi spellings, exit statuses).
 [[nodiscard]] std::string usage();

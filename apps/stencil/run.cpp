@@ -17,6 +17,7 @@
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/pipeline/choose_pipeline.hpp"
 #include "funnel/runtime/backend_kind.hpp"
+#include "funnel/runtime/device.hpp"
 #include "kokkos_runtime.hpp"
 #include "output.hpp"
 #include "plan.hpp"
@@ -419,7 +420,9 @@ run_config prepare(const std::vector<std::string>& args) {
 int run(const run_config& config, MPI_Comm comm, const io::termination_request& termination) {
   int rank = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
-  const options& opts = config.opts;
+  // The options as given, with --steps-per-launch auto decided below for the whole job.
+  options resolved = config.opts;
+  const options& opts = resolved;
   const backend_kind backend = config.backend;
   const std::string& kernel = config.kernel;
   // Rank 0 writes these at the end: a path it cannot write is found before the run, not after.
@@ -445,6 +448,19 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
   check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+  if (opts.steps_per_launch == 0) {
+    // auto: the smallest choice of any rank (all take the same halo depth); 2 splits again with
+    // a halo 2 deep (the boxes are the same).
+    const std::size_t l2 =
+        backend == backend_kind::cuda ? device::current().properties().l2_cache_bytes : 0;
+    int choice = auto_steps_per_launch(opts, kernel, split->layout(), l2);
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &choice, 1, MPI_INT, MPI_MIN, comm), "run");
+    resolved.steps_per_launch = choice;
+    if (choice == 2) {
+      split.reset();
+      check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+    }
+  }
   const cartesian_decomposition& decomposition = *split;
   // A restart is validated before anything is allocated.
   std::unique_ptr<restart_source> restart;
@@ -467,7 +483,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   s->initialize();
   if (restart) restart->restore(*s, decomposition);
   run_output output(
-      comm, opts, to_config_text(opts), *s, backend,
+      comm, opts, to_config_text(config.opts), *s, backend,
       static_cast<std::size_t>(decomposition.layout().allocated_cells()) * element_size,
       restart ? restart->run_id() : std::string());
 

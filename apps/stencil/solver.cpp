@@ -22,7 +22,7 @@ cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
   }
   // Resident: the halo depth is the steps per exchange (--halo-depth). auto is 1 (deeper halos
   // measured no faster on one H100: docs/halo.md, "Deep halos"), or 2 for two steps per launch
-  // (--steps-per-launch auto is 1: 2 measured slower, docs/halo.md, "Two steps per launch").
+  // (given, or chosen by auto in run.cpp: docs/halo.md, "Two steps per launch").
   const int depth = opts.halo_depth > 0 ? opts.halo_depth : opts.steps_per_launch == 2 ? 2 : 1;
   try {
     return cartesian_decomposition(comm, n, depth, opts.dims);

@@ -198,6 +198,40 @@ void expect_exact_tiling(const funnel::field_layout& layout,
 
 }  // namespace
 
+// --steps-per-launch auto: 2 only for the CUDA kernel on resident heat3d whose rank's field is
+// at least the L2 cache, on a box a 2-deep halo fits, with --halo-depth auto or 2.
+TEST(StencilOptions, AutoStepsPerLaunchFollowsTheFieldAgainstL2) {
+  const std::size_t l2 = std::size_t{50} << 20;
+  const auto layout = [](funnel::index3 interior) {
+    funnel::field_layout l;
+    l.interior = interior;
+    return l;
+  };
+  const auto choice = [&](std::vector<std::string> args, const std::string& kernel,
+                          funnel::index3 box, std::size_t cache) {
+    fs::options o = parse(std::move(args));
+    fs::resolve_defaults(o, true);
+    return fs::auto_steps_per_launch(o, kernel, layout(box), cache);
+  };
+  // float: 64 x 512 x 512 is 64 MiB (>= 50 MiB), 768 x 96 x 96 is 27 MiB.
+  EXPECT_EQ(choice({"--dtype", "float"}, "cuda", {64, 512, 512}, l2), 2);
+  EXPECT_EQ(choice({"--dtype", "float"}, "cuda", {768, 96, 96}, l2), 1);
+  // The boundary: exactly the cache takes 2, one plane of cells less 1.
+  EXPECT_EQ(
+      choice({"--dtype", "double"}, "cuda", {128, 128, 400}, std::size_t{128} * 128 * 400 * 8), 2);
+  EXPECT_EQ(
+      choice({"--dtype", "double"}, "cuda", {128, 128, 399}, std::size_t{128} * 128 * 400 * 8), 1);
+  EXPECT_EQ(choice({"--dtype", "float"}, "host", {64, 512, 512}, l2), 1);
+  EXPECT_EQ(choice({"--dtype", "float"}, "kokkos", {64, 512, 512}, l2), 1);
+  EXPECT_EQ(choice({"--dtype", "float"}, "cuda", {64, 512, 512}, 0), 1);  // no GPU
+  EXPECT_EQ(choice({"--dtype", "float", "--halo-depth", "3"}, "cuda", {64, 512, 512}, l2), 1);
+  EXPECT_EQ(choice({"--dtype", "float", "--halo-depth", "2"}, "cuda", {64, 512, 512}, l2), 2);
+  EXPECT_EQ(choice({"--dtype", "float"}, "cuda", {1, 8192, 8192}, l2), 1);  // 1-cell box
+  EXPECT_EQ(choice({"--problem", "jacobi2d", "--n", "16384,16384"}, "cuda", {16384, 16384, 1}, l2),
+            1);
+  EXPECT_EQ(choice({"--dtype", "float", "--mode", "streamed"}, "cuda", {64, 512, 512}, l2), 1);
+}
+
 TEST(StencilRegions, InnerAndBoundaryTileTheInterior) {
   std::mt19937 random(std::random_device{}());
   std::uniform_int_distribution<int> extent(1, 7);

@@ -79,6 +79,7 @@ device_properties device::properties() const {
   out.uuid = detail::format_gpu_uuid(uuid);
   out.sm_count = p.multiProcessorCount;
   out.total_memory = p.totalGlobalMem;
+  out.l2_cache_bytes = static_cast<std::size_t>(p.l2CacheSize);
   out.async_engine_count = p.asyncEngineCount;
   out.memory_pools_supported = p.memoryPoolsSupported != 0;
   out.concurrent_kernels = p.concurrentKernels != 0;

@@ -24,6 +24,8 @@ struct device_properties {
   int sm_count = 0;
   /// @brief Global memory in bytes.
   std::size_t total_memory = 0;
+  /// @brief Level-2 cache in bytes (50 MiB on an H100 SXM).
+  std::size_t l2_cache_bytes = 0;
   /// @brief Copy engines that can run concurrently with kernels (2+: H2D and D2H overlap).
   int async_engine_count = 0;
   /// @brief Whether cudaMallocAsync / cudaMemPool are supported.
