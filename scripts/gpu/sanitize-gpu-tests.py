@@ -65,6 +65,11 @@ def app_runs(build):
     yield "app_heat3d_pairs_4ranks", mpi + ["4", app] + common + [
         "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1", "--steps-per-launch", "2"], {
         "FUNNEL_HALO_SIGNALS": "kernel"}
+    # Two steps per launch on boxes of more than 2^21 cells (the kernel's shape for large
+    # regions), float.
+    yield "app_heat3d_pairs_large_2ranks", mpi + ["2", app] + common + [
+        "--n", "260,130,130", "--steps", "5", "--dims", "2,1,1", "--dtype", "float",
+        "--steps-per-launch", "2"], {}
     # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [

@@ -242,6 +242,12 @@ std::vector<ft::two_step_case> two_step_cases(std::mt19937_64& rng) {
   cases.push_back({"halo 1, first = second", ft::make_layout(40, 17, 9),
                    ft::make_layout(40, 17, 9).interior_box(),
                    ft::make_layout(40, 17, 9).interior_box()});
+  // More than 2^21 cells: the CUDA kernel's shape for large regions (partial columns and chunks).
+  const auto large = ft::make_layout(131, 130, 130, 2);
+  auto large_grown = grown(large);
+  large_grown.name = "large, interior grown by one";
+  cases.push_back(large_grown);
+  cases.push_back({"large, first = second", large, large.interior_box(), large.interior_box()});
   for (int n = 0; n < 6; ++n) cases.push_back(ft::random_two_step_case("random", cube, rng));
   return cases;
 }
