@@ -416,6 +416,10 @@ std::string to_string(problem_kind problem) {
   return problem == problem_kind::heat3d ? "heat3d" : "jacobi2d";
 }
 
+std::size_t element_size_of(scalar_type type) noexcept {
+  return type == scalar_type::float32 ? 4 : 8;
+}
+
 std::string to_string(scalar_type type) {
   return type == scalar_type::float32 ? "float" : "double";
 }
@@ -480,9 +484,9 @@ int auto_steps_per_launch(const options& o, const std::string& kernel,
   for (int axis = 0; axis < 3; ++axis) {
     if (rank_layout.interior[axis] < 2) return 1;  // not 3D, or a box a 2-deep halo overruns
   }
-  const std::int64_t element_size = o.dtype == scalar_type::float32 ? 4 : 8;
   const auto bytes = static_cast<std::size_t>(rank_layout.interior[0] * rank_layout.interior[1] *
-                                              rank_layout.interior[2] * element_size);
+                                              rank_layout.interior[2]) *
+                     element_size_of(*o.dtype);
   return l2_cache_bytes > 0 && bytes >= l2_cache_bytes ? 2 : 1;
 }
 
@@ -512,7 +516,7 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.check_every) o.check_every = 0;
   }
   const index3 n = *o.n;
-  const std::int64_t element_size = o.dtype == scalar_type::float32 ? 4 : 8;
+  const auto element_size = static_cast<std::int64_t>(element_size_of(*o.dtype));
   if (!fields_bytes(n, element_size)) {
     bad_value("--n", std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]),
               "a grid whose two fields of " + std::to_string(element_size) +

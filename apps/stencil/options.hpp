@@ -29,6 +29,8 @@ enum class run_mode { resident, streamed };
 [[nodiscard]] std::string to_string(problem_kind problem);
 /// @brief "float" or "double".
 [[nodiscard]] std::string to_string(scalar_type type);
+/// @brief Bytes of one cell of `type` (4 or 8).
+[[nodiscard]] std::size_t element_size_of(scalar_type type) noexcept;
 /// @brief "resident" or "streamed".
 [[nodiscard]] std::string to_string(run_mode mode);
 

@@ -190,7 +190,7 @@ class resident_field {
     FUNNEL_EXPECTS(!pairs_, "resident_field: a field of two-step launches steps by advance()");
     if (!overlap_) return exchange_then_update(update);
     double collected = 0.0;
-    step_slot& slot = open_entry(collected);
+    step_slot& slot = open_entry(collected, exchange_timed());
     // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, last_entry().done.view());
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
@@ -386,17 +386,25 @@ class resident_field {
 
   [[nodiscard]] const step_slot& last_entry() const { return ring_[(entries_ - 1) % run_ahead]; }
 
-  // The ring entry of the step (or pair) that starts at steps_: waits for and collects what it
-  // held (into `collected`), and marks it timed when its step exchanges and is one in
-  // timing_every of the exchanges.
-  step_slot& open_entry(double& collected) {
+  // The ring entry of the step, pair or graph block that starts at steps_: waits for and
+  // collects what it held (into `collected`), and marks it `timed` (its first exchange then
+  // stands for every exchange since the previous timed one).
+  step_slot& open_entry(double& collected, bool timed) {
     step_slot& slot = ring_[entries_ % run_ahead];
     collected = collect(slot);
-    const std::size_t exchanges = exchanges_before(steps_);
-    slot.timed = phase_of(steps_) == 0 && exchanges % timing_every == 0;
+    slot.timed = timed;
     slot.graph_timed = false;
-    if (slot.timed) cover(slot, exchanges);
+    if (timed) {
+      const std::size_t exchanges = exchanges_before(steps_);
+      slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
+      covered_ = exchanges + 1;
+    }
     return slot;
+  }
+
+  // Whether the step (or pair) that starts at steps_ times its exchange: one in timing_every.
+  [[nodiscard]] bool exchange_timed() const noexcept {
+    return phase_of(steps_) == 0 && exchanges_before(steps_) % timing_every == 0;
   }
 
   // Marks the entry's step (or steps) enqueued on `stream`.
@@ -411,7 +419,7 @@ class resident_field {
   // one kernel.
   double exchange_then_update(const update_fn& update) {
     double collected = 0.0;
-    step_slot& slot = open_entry(collected);
+    step_slot& slot = open_entry(collected, exchange_timed());
     const std::size_t phase = phase_of(steps_);
     mark(slot, 0, compute_);
     if (phase == 0) halo_.exchange(compute_, current_.data());
@@ -432,7 +440,7 @@ class resident_field {
       return exchange_then_update(update);
     }
     double collected = 0.0;
-    step_slot& slot = open_entry(collected);
+    step_slot& slot = open_entry(collected, exchange_timed());
     mark(slot, 0, compute_);
     if (exchanges) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
@@ -456,10 +464,10 @@ class resident_field {
   // slot is collected).
   double launch_graph(const update_fn& update, const pair_fn& pair, bool timed) {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
-    step_slot& slot = ring_[entries_ % run_ahead];
-    const double collected = collect(slot);
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected, timed);
+    slot.graph_timed = timed;
     graph& block = timed ? timed_graph_ : graph_;
-    const std::size_t exchanges = exchanges_before(steps_);
     if (block.empty()) {
       // Capturing runs nothing, but it makes the exchange count the block's exchanges and
       // swaps the buffers graph_steps_ times (back where they were): the launch below is the
@@ -483,9 +491,6 @@ class resident_field {
       halo_.replayed(static_cast<std::size_t>(graph_steps_ / depth_));
     }
     block.launch(compute_);
-    slot.timed = timed;
-    slot.graph_timed = timed;
-    if (timed) cover(slot, exchanges);
     close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
     return collected;
   }
@@ -537,13 +542,6 @@ class resident_field {
   static std::array<step_slot, run_ahead> make_ring(backend_kind backend,
                                                     std::index_sequence<I...> /*unused*/) {
     return {{(static_cast<void>(I), step_slot(backend))...}};
-  }
-
-  // The timed exchange with index `exchanges` stands for every exchange since the previous
-  // timed one.
-  void cover(step_slot& slot, std::size_t exchanges) {
-    slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
-    covered_ = exchanges + 1;
   }
 
   // Waits (watchdog) for the slot's step and returns its halo seconds, counted for the

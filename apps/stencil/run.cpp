@@ -90,6 +90,17 @@ bool resolve_halo_overlap(const std::string& choice, const job_binding& job) {
   return !job.time_sliced;
 }
 
+/// --steps-per-launch auto resolved for the whole job: the smallest of the ranks' choices
+/// (auto_steps_per_launch), so that every rank takes the same halo depth.
+int resolve_steps_per_launch(MPI_Comm comm, const options& opts, backend_kind backend,
+                             const std::string& kernel, const cartesian_decomposition& split) {
+  const std::size_t l2 =
+      backend == backend_kind::cuda ? device::current().properties().l2_cache_bytes : 0;
+  int choice = auto_steps_per_launch(opts, kernel, split.layout(), l2);
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &choice, 1, MPI_INT, MPI_MIN, comm), "run");
+  return choice;
+}
+
 /// The pool of the field: one place decides its options. IPC halos need an exportable pool;
 /// on the host backend that pool is a memfd arena, sized here for both fields, the exchange's
 /// message buffers and the Jacobi accumulators with room to spare.
@@ -449,14 +460,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   std::optional<cartesian_decomposition> split;
   check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
   if (opts.steps_per_launch == 0) {
-    // auto: the smallest choice of any rank (all take the same halo depth); 2 splits again with
-    // a halo 2 deep (the boxes are the same).
-    const std::size_t l2 =
-        backend == backend_kind::cuda ? device::current().properties().l2_cache_bytes : 0;
-    int choice = auto_steps_per_launch(opts, kernel, split->layout(), l2);
-    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &choice, 1, MPI_INT, MPI_MIN, comm), "run");
-    resolved.steps_per_launch = choice;
-    if (choice == 2) {
+    resolved.steps_per_launch = resolve_steps_per_launch(comm, opts, backend, kernel, *split);
+    if (opts.steps_per_launch == 2) {  // the same boxes with a halo 2 deep
       split.reset();
       check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
     }
@@ -468,7 +473,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
     restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
                                                field_name_of(opts.problem));
   }
-  const std::size_t element_size = opts.dtype == scalar_type::float32 ? 4 : 8;
+  const std::size_t element_size = element_size_of(*opts.dtype);
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   setup.halo_overlap = resolve_halo_overlap(opts.halo_overlap, job);

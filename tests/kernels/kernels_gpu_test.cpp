@@ -196,9 +196,11 @@ TEST(Heat3dCuda, BitwiseEqualToHostDouble) {
   }
 }
 
-// heat3d_two_steps on the GPU == on the host, bitwise over the whole array: one tile and many
-// (32 x 8 x 4 cells per block), partial tiles, narrow rows (a grid split along x among many
-// ranks), halo 2 with `first` grown into it, one-cell-thick regions and shifted arrays.
+// heat3d_two_steps on the GPU == on the host, bitwise over the whole array: one column and many
+// (32 x 8 cells, chunks of 4 planes; past 2^21 cells 32 x 16 and longer chunks), partial columns
+// and chunks, narrow rows (a grid split along x among many ranks), halo 2 with `first` grown
+// into it, first = second (the cells around it read from `out`), one-cell-thick regions and
+// shifted arrays.
 template <class T>
 void check_two_steps_cuda_vs_host(const ft::two_step_case& tc, std::mt19937_64& rng,
                                   array_offsets offsets) {

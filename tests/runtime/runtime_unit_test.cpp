@@ -160,13 +160,19 @@ TEST(Event, ElapsedNeedsTimingEventsThatWereRecorded) {
   EXPECT_TRUE(contains(msg, "end event was never recorded")) << msg;
 }
 
-TEST(Event, MoveCarriesTheRecordedTime) {
+// Timing events `start` and `end` recorded on a host stream 5 ms apart by `record(event&, s)`.
+template <class Record>
+void record_5ms_apart(event& start, event& end, Record record) {
   stream s{host};
+  record(start, s);
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  record(end, s);
+}
+
+TEST(Event, MoveCarriesTheRecordedTime) {
   event start{host, event_flags::timing};
   event end{host, event_flags::timing};
-  start.record(s);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  end.record(s);
+  record_5ms_apart(start, end, [](event& e, stream& s) { e.record(s); });
   event moved_start{std::move(start)};
   event moved_end{host, event_flags::timing};
   moved_end = std::move(end);
@@ -204,12 +210,9 @@ TEST(Event, MixingBackendsIsRejected) {
 
 // Host streams have no graphs: record_in_graph is record(), with the same backend check.
 TEST(Event, RecordInGraphOnTheHostIsRecord) {
-  stream s{host};
   event start{host, event_flags::timing};
   event end{host, event_flags::timing};
-  start.record_in_graph(s);
-  std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  end.record_in_graph(s);
+  record_5ms_apart(start, end, [](event& e, stream& s) { e.record_in_graph(s); });
   EXPECT_GE(event::elapsed_ms(start, end), 5.0F);
   const auto msg = message_of<invalid_argument>(
       [&] { start.record_in_graph(stream_view::from_native_handle(nullptr)); });
