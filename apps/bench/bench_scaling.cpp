@@ -113,9 +113,9 @@ benchmark scaling_benchmark() {
 }
 
 const std::vector<benchmark>& all_benchmarks() {
-  static const std::vector<benchmark> list = {share_benchmark(), stencil_benchmark(),
+  static const std::vector<benchmark> list = {share_benchmark(),    stencil_benchmark(),
                                               pipeline_benchmark(), pool_benchmark(),
-                                              scaling_benchmark()};
+                                              scaling_benchmark(),  kernels_benchmark()};
   return list;
 }
 

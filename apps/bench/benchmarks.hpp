@@ -19,7 +19,7 @@ struct benchmark {
   std::function<outcome(const context&)> run;  ///< measures; throws on failure
 };
 
-/// @brief share, stencil, pipeline, pool, scaling — the order `all` runs them in.
+/// @brief share, stencil, pipeline, pool, scaling, kernels — the order `all` runs them in.
 [[nodiscard]] const std::vector<benchmark>& all_benchmarks();
 
 /// @brief `share`: N ranks on one GPU, time-sliced vs MPS through funnel-run.
@@ -32,6 +32,8 @@ struct benchmark {
 [[nodiscard]] benchmark pool_benchmark();
 /// @brief `scaling`: heat3d and jacobi2d on 1 and 2 GPUs, strong and weak.
 [[nodiscard]] benchmark scaling_benchmark();
+/// @brief `kernels`: heat3d_two_steps' block shapes vs two heat3d_step launches.
+[[nodiscard]] benchmark kernels_benchmark();
 
 /// @brief The spec of `share-worker`, the per-rank program `share` starts.
 [[nodiscard]] command_spec share_worker_spec();

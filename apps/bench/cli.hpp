@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -32,6 +33,9 @@ struct option_spec {
   value_kind kind = value_kind::text;  ///< what the value must be
   long long min = 1;                   ///< smallest integer allowed (integer kinds)
   std::vector<std::string> allowed;    ///< allowed words (choice kinds)
+  /// A text option's own check when the command line is parsed: what is wrong with the value,
+  /// or "" when it is good (none: any text).
+  std::function<std::string(const std::string&)> check;
 };
 
 /// @brief An option whose value is any text (or, with an empty value_name, a flag).

@@ -35,8 +35,8 @@ fb::command_spec all_spec() {
   spec.name = "all";
   spec.brief = "every benchmark above, one table";
   spec.summary =
-      "Runs share, stencil, pipeline, pool and scaling with their defaults, one table at the\n"
-      "end. Benchmarks this machine cannot run are listed as skipped with the reason.";
+      "Runs share, stencil, pipeline, pool, scaling and kernels with their defaults, one table\n"
+      "at the end. Benchmarks this machine cannot run are listed as skipped with the reason.";
   return spec;
 }
 

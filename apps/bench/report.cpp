@@ -23,7 +23,8 @@ std::string pad(std::string text, std::size_t width) {
   // Column widths count characters, not bytes: "≥" and "≤" take three bytes each.
   std::size_t shown = 0;
   for (const char c : text) shown += (static_cast<unsigned char>(c) & 0xC0) != 0x80 ? 1 : 0;
-  if (shown < width) text.append(width - shown, ' ');
+  // A text as wide as its column (or wider) still ends with a space before the next one.
+  text.append(shown < width ? width - shown : 1, ' ');
   return text;
 }
 

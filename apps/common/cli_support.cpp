@@ -147,17 +147,29 @@ std::string echo(std::string_view text) {
 
 std::string printable(std::string_view message) {
   constexpr std::size_t limit = 2000;
+  const std::string_view text = message.substr(0, limit);
   std::string out;
-  for (const char c : message.substr(0, limit)) {
-    const auto byte = static_cast<unsigned char>(c);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = [&](std::size_t k) {
+      return i + k < text.size() ? static_cast<unsigned char>(text[i + k]) : 0U;
+    };
+    char hex[8];
     if (byte == '\n') {
       out += "\\n";
     } else if (byte < 0x20 || byte == 0x7f) {
-      char hex[8];
       std::snprintf(hex, sizeof hex, "\\x%02x", static_cast<unsigned>(byte));
       out += hex;
+    } else if (byte == 0xc2 && next(1) >= 0x80 && next(1) <= 0x9f) {
+      // UTF-8 C1 controls (U+0080..U+009F, NEL among them) end a line for some readers.
+      std::snprintf(hex, sizeof hex, "\\u%04x", next(1));
+      out += hex;
+      ++i;
+    } else if (byte == 0xe2 && next(1) == 0x80 && (next(2) == 0xa8 || next(2) == 0xa9)) {
+      out += next(2) == 0xa8 ? "\\u2028" : "\\u2029";  // line and paragraph separators
+      i += 2;
     } else {
-      out += c;
+      out += text[i];
     }
   }
   if (message.size() > limit) out += "...(" + std::to_string(message.size()) + " bytes)";

@@ -26,8 +26,9 @@ constexpr std::size_t echo_limit = 80;
 [[nodiscard]] std::string echo(std::string_view text);
 
 /**
- * @brief A message made safe to print as one line: control characters escaped (`\n`, `\xNN`),
- * at most 2000 characters (input it quotes is already cut by echo()).
+ * @brief A message made safe to print as one line: control characters escaped (`\n`, `\xNN`,
+ * and the UTF-8 C1 controls and line separators as `\uNNNN`), at most 2000 characters (input it
+ * quotes is already cut by echo()).
  * @param message the text
  */
 [[nodiscard]] std::string printable(std::string_view message);

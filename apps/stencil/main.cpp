@@ -61,9 +61,10 @@ int status_of(const std::exception& e) {
 /**
  * Ends a rank whose run threw. When every rank failed (an error the job agreed on, or the same
  * one found everywhere), they learn it on `errors` (a communicator no run collective uses) and
- * the lowest failed rank prints the one line - each rank its own when the messages differ -
- * and all finish cleanly. A rank that fails alone (the others are computing, or waiting for it
- * in a collective) prints its line and aborts the job, so nobody hangs.
+ * the lowest rank prints the one line - its own message, and when the others' differ (an
+ * allocation of another size, say) it says so instead of printing one line per rank - and all
+ * finish cleanly. A rank that fails alone (the others are computing, or waiting for it in a
+ * collective) prints its line and aborts the job, so nobody hangs.
  * @return the exit status (when it does not abort)
  */
 int end_with_error(MPI_Comm errors, const std::string& message, int status) {
@@ -88,10 +89,13 @@ int end_with_error(MPI_Comm errors, const std::string& message, int status) {
     return status;
   }
   const bool alike = all[1] == -all[2];
-  if (!alike) {
-    print_error("rank " + std::to_string(rank) + ": " + message);
-  } else if (rank == all[0]) {
-    print_error(message);
+  if (rank == all[0]) {
+    int size = 1;
+    MPI_Comm_size(errors, &size);
+    print_error(alike
+                    ? message
+                    : "rank " + std::to_string(rank) + ": " + message + " (all " +
+                          std::to_string(size) + " ranks failed, the others with other messages)");
   }
   MPI_Comm_free(&errors);
   MPI_Finalize();

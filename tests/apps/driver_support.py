@@ -22,6 +22,9 @@ def check(cond, msg):
 def exit_status():
     """The driver's exit status: 1 when a check failed, else 0 (says which)."""
     if failures:
+        # Again at the end, where a CI log's tail shows them.
+        for msg in failures[:5]:
+            print("FAILED:", msg[:1500])
         print(f"{len(failures)} check(s) failed")
         return 1
     print("all checks passed")

@@ -38,13 +38,13 @@ from driver_support import check, exit_status, failures, ranks_of
 TIMEOUT = 90
 
 
-def run(ctx, ranks, args, timeout=TIMEOUT, env=None):
+def run(ctx, ranks, args, timeout=TIMEOUT, env=None, cwd=None):
     """The app on `ranks` ranks (1: without mpirun, an MPI singleton); (status, stdout, stderr),
     status None for a run that did not end in time."""
     cmd = ([ctx.mpiexec, "-np", str(ranks)] if ranks > 1 else []) + [ctx.app] + args
     try:
         proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, cwd=ctx.workdir, env=env)
+                              timeout=timeout, cwd=cwd or ctx.workdir, env=env)
     except subprocess.TimeoutExpired:
         return None, "", ""
     return (proc.returncode, proc.stdout.decode(errors="replace"),
@@ -214,6 +214,14 @@ def case_messages(ctx, ranks):
     # Checked although the command line gives --n too.
     expect_one_line("a 500 KB config line with NUL and escapes",
                     run(ctx, ranks, TINY + ["--config", config]), 2, [":2: n '4,4,\\x00\\x01"])
+    # Every rank fails, each with its own message (allocations of different sizes under a
+    # pool limit: boxes of 3, 2 and 2 cells along x): still one line, from the lowest rank.
+    if ranks > 1:
+        expect_one_line("--pool-limit 3 on unequal boxes",
+                        run(ctx, ranks, ["--backend", "host", "--n", f"{2 * ranks + 1},5,4",
+                                         "--dims", f"{ranks},1,1", "--steps", "2",
+                                         "--pool-limit", "3"]), 1,
+                        ["rank 0: out of memory", f"all {ranks} ranks failed"])
     # Sizes beyond 64 bits: refused, naming the values as given.
     for args, fragment in ((["-nx", "2000000000", "-ny", "2000000000"], "2000000000,2000000000"),
                            (["--n", "3037000500,3037000500,3037000500"], "3037000500"),
@@ -353,6 +361,10 @@ def case_mutations(ctx, seed, count):
 
     def attempt(case):
         i, data, _ = case
+        # Each run in a folder of its own: a file the config names by a relative path (a trace,
+        # a field dump) is not shared with the run beside it.
+        cwd = os.path.join(ctx.workdir, f"run{i}")
+        os.mkdir(cwd)
         path = os.path.join(ctx.workdir, f"m{i}.conf")
         with open(path, "wb") as f:
             f.write(data)
@@ -361,7 +373,7 @@ def case_mutations(ctx, seed, count):
         args = ["--config", path, "--summary", summary, "--checkpoint-dir",
                 os.path.join(ctx.workdir, f"ck{i}"), "--output-dir",
                 os.path.join(ctx.workdir, f"out{i}")]
-        return ranks, summary, run(ctx, ranks, args)
+        return ranks, summary, run(ctx, ranks, args, cwd=cwd)
 
     start = time.time()
     # Two at a time: the test machine has two cores, and most runs wait for MPI to start.
@@ -387,7 +399,7 @@ def case_mutations(ctx, seed, count):
         for key, value in expected_fields(cfg).items():
             check(shown.get(key) == value, f"{what}: exit 0 with {key} = {shown.get(key)!r}, the "
                   f"file says {value!r}")
-    print(f"{count} mutations in {time.time() - start:.1f} s: outcomes {outcomes}")
+    print(f"{count} mutations (seed {seed}) in {time.time() - start:.1f} s: outcomes {outcomes}")
 
 
 def main():

@@ -210,6 +210,12 @@ def case_recipe(ctx, name):
         text = log()
         print(text[-3000:])
         subprocess.run(["scancel", job], stderr=subprocess.DEVNULL)
+        # Once the job's ranks are gone, funnel-run's reaper stops the job's MPS daemon and
+        # removes the job directory: nothing of it may stay (and the test's own directory is
+        # removed only after it, not while the reaper still works in it).
+        wait_until("funnel-run's reaper to remove the job directory",
+                   lambda: not any(name.startswith("funnel-run-")
+                                   for name in os.listdir(ctx.workdir)), 30)
     state, code = job_field(job, "JobState"), job_field(job, "ExitCode")
     check(state == "COMPLETED" and code == "0:0", f"recipe {name}: job {state} {code}")
     stop = re.search(r"stopped by a signal at step (\d+): checkpoint written, exit status 75", text)

@@ -386,6 +386,11 @@ TEST(AppCommon, EchoEscapesAndCuts) {
   EXPECT_LE(shown.size(), funnel::app::echo_limit + 30);
   EXPECT_NE(shown.find("(100000 bytes)"), std::string::npos) << shown;
   EXPECT_EQ(funnel::app::printable("a\nb\x01"), "a\\nb\\x01");
+  // UTF-8 stays, but not the C1 controls (NEL) or the line separators, which end lines too.
+  EXPECT_EQ(funnel::app::printable("\xc3\xa9 \xe2\x89\xa5 a\xc2\x85"
+                                   "b\xe2\x80\xa8"
+                                   "c\xc2"),
+            "\xc3\xa9 \xe2\x89\xa5 a\\u0085b\\u2028c\xc2");
 }
 
 TEST(AppCommon, ByteCounts) {

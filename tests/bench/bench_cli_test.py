@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 
-BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling"]
+BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling", "kernels"]
 TIMEOUT = 240
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps"))
 from driver_support import check, exit_status  # noqa: E402
@@ -128,6 +128,12 @@ BAD = [
     (["pool", "extra"], "extra"),
     (["pool", "--quick=1"], "--quick"),
     (["pool", "--backend", "cuda"], "cuda"),  # no GPU here: unsupported, said in one line
+    (["kernels", "--regions", "24x96"], "'24x96'"),
+    (["kernels", "--regions", "24x96x1"], "'24x96x1'"),
+    (["kernels", "--regions", "24x96x96,,8x8x8"], "''"),
+    (["kernels", "--regions", "2000000x2000000x2"], "2^40"),
+    (["kernels", "--shapes", "32x32x2"], "32x32x2"),
+    (["kernels", "--planes", "-1"], "'-1'"),
 ]
 
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -197,16 +198,19 @@ TEST(Heat3dCuda, BitwiseEqualToHostDouble) {
 }
 
 // heat3d_two_steps on the GPU == on the host, bitwise over the whole array: one column and many
-// (32 x 8 cells, chunks of 4 planes; past 2^21 cells 32 x 16 and longer chunks), partial columns
+// (32 x 8 cells; past 2^21 cells 32 x 16; chunks of 4 to 32 planes), partial columns
 // and chunks, narrow rows (a grid split along x among many ranks), halo 2 with `first` grown
 // into it, first = second (the cells around it read from `out`), one-cell-thick regions and
 // shifted arrays.
+// With a `shape`, the kernel is launched in that block shape instead of its own choice.
 template <class T>
 void check_two_steps_cuda_vs_host(const ft::two_step_case& tc, std::mt19937_64& rng,
-                                  array_offsets offsets) {
+                                  array_offsets offsets,
+                                  std::optional<fk::heat3d_block_shape> shape = std::nullopt) {
   SCOPED_TRACE(tc.name + ", first " + std::to_string(tc.first.lo[0]) + ".." +
                std::to_string(tc.first.hi[0]) + ", array offsets " + std::to_string(offsets.in) +
-               "/" + std::to_string(offsets.out));
+               "/" + std::to_string(offsets.out) + ", shape " +
+               (shape ? shape->to_string() : std::string("the kernel's")));
   test_stream stream;
   const auto in = ft::random_field<T>(tc.layout, rng);
   const auto out = ft::random_field<T>(tc.layout, rng);
@@ -216,8 +220,13 @@ void check_two_steps_cuda_vs_host(const ft::two_step_case& tc, std::mt19937_64& 
                        host.data(), tc.first, tc.second, params);
   device_array<T> d_in(in, offsets.in);
   device_array<T> d_out(out, offsets.out);
-  fk::heat3d_two_steps(stream.view(), fk::implementation::cuda, tc.layout, d_in.get(), d_out.get(),
-                       tc.first, tc.second, params);
+  if (shape) {
+    fk::heat3d_two_steps(stream.view(), tc.layout, d_in.get(), d_out.get(), tc.first, tc.second,
+                         params, *shape);
+  } else {
+    fk::heat3d_two_steps(stream.view(), fk::implementation::cuda, tc.layout, d_in.get(),
+                         d_out.get(), tc.first, tc.second, params);
+  }
   stream.synchronize();
   EXPECT_EQ(ft::differing_cells(host, d_out.download()), 0);
   EXPECT_EQ(ft::differing_cells(in, d_in.download()), 0) << "the input was written";
@@ -262,6 +271,42 @@ TEST(Heat3dCuda, TwoStepsBitwiseEqualToHost) {
       check_two_steps_cuda_vs_host<double>(tc, rng, offsets);
     }
   }
+}
+
+// Every compiled block shape (what `funnel-bench kernels` measures) gives the host's result,
+// with the kernel's own planes per block, one plane, and a chunk that ends mid-region.
+template <class T>
+void check_every_two_step_shape(std::mt19937_64& rng) {
+  const auto cube = ft::make_layout(67, 33, 40, 2);
+  std::vector<ft::two_step_case> cases = {
+      {"cube, first = second", cube, cube.interior_box(), cube.interior_box()},
+      ft::random_two_step_case("random", cube, rng),
+      ft::random_two_step_case("random, narrow rows", ft::make_layout(24, 40, 20, 2), rng)};
+  for (fk::heat3d_block_shape shape : fk::heat3d_two_steps_shapes(sizeof(T))) {
+    for (const std::int64_t planes : {0, 1, 7}) {
+      shape.planes = planes;
+      for (const auto& tc : cases) check_two_steps_cuda_vs_host<T>(tc, rng, {1, 3}, shape);
+    }
+  }
+}
+
+TEST(Heat3dCuda, TwoStepsEveryBlockShapeBitwiseEqualToHost) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  check_every_two_step_shape<float>(rng);
+  check_every_two_step_shape<double>(rng);
+  // A shape that is not compiled (double has no 16-row columns) is refused in one line.
+  const auto layout = ft::make_layout(8, 8, 8, 2);
+  device_array<double> a(static_cast<std::size_t>(layout.allocated_cells()));
+  device_array<double> b(static_cast<std::size_t>(layout.allocated_cells()));
+  test_stream stream;
+  EXPECT_THROW(
+      fk::heat3d_two_steps(stream.view(), layout, a.get(), b.get(), layout.interior_box(),
+                           layout.interior_box(), fk::heat3d_params<double>{0.1}, {16, 4, 0}),
+      funnel::invalid_argument);
+  EXPECT_THROW(
+      fk::heat3d_two_steps(stream.view(), layout, a.get(), b.get(), layout.interior_box(),
+                           layout.interior_box(), fk::heat3d_params<double>{0.1}, {8, 2, -1}),
+      funnel::invalid_argument);
 }
 
 TEST(Heat3dCuda, RefusesTheHostStream) {

@@ -194,6 +194,51 @@ TEST(Heat3dHost, TwoStepsRejectBadArguments) {
   EXPECT_EQ(std::count(out.begin(), out.end(), 3.0F), static_cast<long>(out.size()));
 }
 
+// The CUDA two-step kernel's shapes as every build names them: which are compiled, and the rule
+// heat3d_two_steps follows (32x8x2 under 2^21 cells, else 32x16x4 for float; the most of 32, 16,
+// 8 and 4 planes that still give 384 blocks, else 4), and a shape refused off a CUDA stream.
+TEST(Heat3dBlockShape, CompiledShapesAndTheKernelsRule) {
+  const auto names = [](const std::vector<fk::heat3d_block_shape>& shapes) {
+    std::string s;
+    for (const auto& shape : shapes) s += shape.to_string() + " ";
+    return s;
+  };
+  EXPECT_EQ(names(fk::heat3d_two_steps_shapes(4)), "32x8x2 32x8x4 32x16x2 32x16x4 ");
+  EXPECT_EQ(names(fk::heat3d_two_steps_shapes(8)), "32x8x2 32x8x4 ");
+  EXPECT_THROW((void)fk::heat3d_two_steps_shapes(2), funnel::invalid_argument);
+  EXPECT_THROW((void)fk::heat3d_two_steps_shape(16, box{{2, 2, 2}, {4, 4, 4}}),
+               funnel::invalid_argument);
+  const auto rule = [](std::size_t size, const index3& n) {
+    return fk::heat3d_two_steps_shape(size, box{{2, 2, 2}, {2 + n[0], 2 + n[1], 2 + n[2]}})
+        .to_string();
+  };
+  // Under 2^21 cells: 32x8x2, both types.
+  EXPECT_EQ(rule(4, {24, 96, 96}), "32x8x2/4");      // 12 columns: 288 blocks, too few for any
+  EXPECT_EQ(rule(8, {96, 96, 96}), "32x8x2/8");      // 36 columns: 432 blocks
+  EXPECT_EQ(rule(8, {127, 128, 128}), "32x8x2/16");  // 64 columns: 512 blocks
+  EXPECT_EQ(rule(4, {32, 8, 1000}), "32x8x2/4");     // one column: 250 blocks, too few
+  // From 2^21 cells: float 32x16x4, double 32x8x2.
+  EXPECT_EQ(rule(4, {128, 128, 128}), "32x16x4/8");  // 32 columns: 512 blocks
+  EXPECT_EQ(rule(4, {768, 96, 96}), "32x16x4/32");   // 144 columns: 432 blocks
+  EXPECT_EQ(rule(8, {768, 96, 96}), "32x8x2/32");    // 288 columns: 864 blocks
+  EXPECT_EQ(rule(4, {512, 512, 512}), "32x16x4/32");
+  EXPECT_EQ(rule(8, {512, 512, 512}), "32x8x2/32");
+  EXPECT_EQ(rule(4, {32, 16, 4096}), "32x16x4/8");  // one column: 512 blocks
+  // A shape's own planes stay; 0 takes the rule's.
+  const box large{{2, 2, 2}, {34, 18, 4098}};
+  EXPECT_EQ(fk::resolve_planes({8, 4, 3}, large).to_string(), "32x8x4/3");
+  EXPECT_EQ(fk::resolve_planes({8, 4, 0}, large).to_string(), "32x8x4/16");  // 2 columns
+
+  // Off a CUDA stream (or without CUDA) a chosen shape is refused, as is a shape not compiled.
+  const auto layout = ft::make_layout(6, 5, 4, 2);
+  std::vector<double> in(static_cast<std::size_t>(layout.allocated_cells()), 0.0);
+  std::vector<double> out(in.size(), 0.0);
+  const box interior = layout.interior_box();
+  EXPECT_THROW(fk::heat3d_two_steps(stream_view::host(), layout, in.data(), out.data(), interior,
+                                    interior, fk::heat3d_params<double>{0.1}, {8, 2, 0}),
+               funnel::error);
+}
+
 TEST(Heat3dHost, EmptyRegionWritesNothing) {
   const auto layout = ft::make_layout(5, 5, 5);
   FUNNEL_TEST_SEEDED_RNG(rng);

@@ -56,16 +56,6 @@ struct column_shape {
   static_assert(mid_per_thread <= 32, "a thread's first-step cells are a 32-bit mask");
 };
 
-// Measured on an H100 (two launches of heat3d_step against one of these, per region; docs/
-// halo.md, "Two steps per launch"): regions of fewer cells than `small_region_cells` (a grid
-// split among many ranks) finish soonest in columns of 32 x 8 cells, 2 rows per thread, and
-// chunks of 4 planes, as a block marches its planes one after another; larger ones take 32 x 16
-// columns with 4 rows per thread for float (32 x 8 and 2 for double: shared memory) and chunks
-// of 32, 16 or 8 planes, the most that gives `min_blocks` blocks.
-constexpr std::int64_t small_region_cells = std::int64_t{1} << 21;
-constexpr std::int64_t small_region_chunk = 4;
-constexpr std::int64_t min_blocks = 1024;
-
 // The array's extents, the two regions and the planes of one block's chunk, passed by value.
 struct two_step_geometry {
   region_geometry first;
@@ -252,19 +242,6 @@ __global__ void __launch_bounds__(detail::cuda::column_shape<T, TileX, TileY, Ro
 namespace detail::cuda {
 namespace {
 
-// The planes of `second` each block of a launch takes: the most of 32, 16 and 8 that still gives
-// `min_blocks` blocks (fewer planes per block re-read more input planes around each chunk).
-std::int64_t chunk_for(const box& second, int tile_x, int tile_y) {
-  const std::int64_t columns =
-      std::int64_t{blocks_for(second.extent(0), tile_x)} * blocks_for(second.extent(1), tile_y);
-  for (const std::int64_t chunk : {32, 16}) {
-    if (columns * blocks_for(second.extent(2), static_cast<int>(chunk)) >= min_blocks) {
-      return chunk;
-    }
-  }
-  return 8;
-}
-
 template <class T, int TileX, int TileY, int Rows>
 void launch_two(cudaStream_t stream, two_step_geometry g, const box& second, const T* in, T* out,
                 T c) {
@@ -286,7 +263,7 @@ void launch_two(cudaStream_t stream, two_step_geometry g, const box& second, con
 
 template <class T>
 void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
-                      const box& first, const box& second, T c) {
+                      const box& first, const box& second, T c, const heat3d_block_shape& shape) {
   FUNNEL_EXPECTS(layout.allocated(0) * layout.allocated(1) < (std::int64_t{1} << 31),
                  "funnel::kernels::heat3d_two_steps: planes of " +
                      std::to_string(layout.allocated(0)) + " x " +
@@ -294,24 +271,27 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
                      " cells exceed the 2^31 cells this kernel indexes with 32 bits");
   two_step_geometry g{make_geometry(layout, first), make_geometry(layout, second), {}, 0};
   for (int axis = 0; axis < 3; ++axis) g.extent[axis] = layout.allocated(axis);
+  g.chunk = shape.planes;
   const cudaStream_t s = native(stream);
-  if (second.cells() < small_region_cells) {
-    g.chunk = small_region_chunk;
+  // The shapes of heat3d_two_steps_shapes(); the front end refuses any other.
+  if (shape.tile_y == 8 && shape.rows == 2) {
     launch_two<T, 32, 8, 2>(s, g, second, in, out, c);
+  } else if (shape.tile_y == 8 && shape.rows == 4) {
+    launch_two<T, 32, 8, 4>(s, g, second, in, out, c);
   } else if constexpr (sizeof(T) == 4) {
-    g.chunk = chunk_for(second, 32, 16);
-    launch_two<T, 32, 16, 4>(s, g, second, in, out, c);
-  } else {
-    g.chunk = chunk_for(second, 32, 8);
-    launch_two<T, 32, 8, 2>(s, g, second, in, out, c);
+    if (shape.tile_y == 16 && shape.rows == 2) {
+      launch_two<T, 32, 16, 2>(s, g, second, in, out, c);
+    } else {
+      launch_two<T, 32, 16, 4>(s, g, second, in, out, c);
+    }
   }
   FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::kernels::heat3d_two_steps launch");
 }
 
 template void heat3d_two_steps<float>(stream_view, const field_layout&, const float*, float*,
-                                      const box&, const box&, float);
+                                      const box&, const box&, float, const heat3d_block_shape&);
 template void heat3d_two_steps<double>(stream_view, const field_layout&, const double*, double*,
-                                       const box&, const box&, double);
+                                       const box&, const box&, double, const heat3d_block_shape&);
 
 }  // namespace detail::cuda
 }  // namespace funnel::kernels

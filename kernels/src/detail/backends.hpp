@@ -7,6 +7,7 @@
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
+#include "funnel/kernels/heat3d_block_shape.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/stream_view.hpp"
 
@@ -59,9 +60,10 @@ namespace cuda {
 template <class T>
 void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c);
+/// `shape`: one of heat3d_two_steps_shapes(), its planes resolved.
 template <class T>
 void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
-                      const box& first, const box& second, T c);
+                      const box& first, const box& second, T c, const heat3d_block_shape& shape);
 void jacobi2d_step(stream_view stream, const field_layout& layout, const float* a, float* a_new,
                    const box& region, float* l2_norm);
 template <class T>

@@ -2,8 +2,10 @@
 // implementation; plus the problem's exact solution and the host-side error and fill.
 #include "funnel/kernels/heat3d.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "detail/backends.hpp"
 #include "funnel/error.hpp"
@@ -80,7 +82,8 @@ void heat3d_two_steps(stream_view stream, implementation impl, const field_layou
       return;
     case implementation::cuda:
 #if FUNNEL_KERNELS_WITH_CUDA
-      detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second, c);
+      detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second, c,
+                                     heat3d_two_steps_shape(sizeof(T), second));
       return;
 #else
       not_compiled(impl);
@@ -90,6 +93,37 @@ void heat3d_two_steps(stream_view stream, implementation impl, const field_layou
                         ": the kokkos implementation has no two-step kernel; take heat3d_step "
                         "twice");
   }
+}
+
+template <class T>
+void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
+                      const box& first, const box& second, heat3d_params<T> params,
+                      const heat3d_block_shape& shape) {
+  constexpr const char* kernel = "funnel::kernels::heat3d_two_steps";
+  detail::check_stream(stream, implementation::cuda, kernel);
+  const std::vector<heat3d_block_shape> compiled = heat3d_two_steps_shapes(sizeof(T));
+  heat3d_block_shape columns = shape;
+  columns.planes = 0;
+  if (std::find(compiled.begin(), compiled.end(), columns) == compiled.end() || shape.planes < 0) {
+    std::string names;
+    for (const heat3d_block_shape& s : compiled) {
+      names += (names.empty() ? "" : ", ") + s.to_string();
+    }
+    throw invalid_argument(
+        std::string(kernel) + ": block shape " + shape.to_string() +
+        (shape.planes < 0 ? " with " + std::to_string(shape.planes) + " planes" : std::string()) +
+        " is not compiled for " + std::to_string(sizeof(T)) + "-byte elements; it has " + names +
+        " (planes 0: its rule, or >= 1)");
+  }
+  if (!detail::check_two_step_regions(layout, first, second, kernel)) return;
+  detail::check_arrays(layout, in, out, sizeof(T), kernel);
+  const T c = checked_coefficient(params, kernel);
+#if FUNNEL_KERNELS_WITH_CUDA
+  detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second, c,
+                                 resolve_planes(shape, second));
+#else
+  not_compiled(implementation::cuda);
+#endif
 }
 
 double heat3d_grid_spacing(const index3& global_interior) noexcept {
@@ -173,6 +207,8 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
                                const box&, heat3d_params<T>);                                     \
   template void heat3d_two_steps<T>(stream_view, implementation, const field_layout&, const T*,   \
                                     T*, const box&, const box&, heat3d_params<T>);                \
+  template void heat3d_two_steps<T>(stream_view, const field_layout&, const T*, T*, const box&,   \
+                                    const box&, heat3d_params<T>, const heat3d_block_shape&);     \
   template void heat3d_initialize<T>(stream_view, const field_layout&, const index3&,             \
                                      const index3&, T*);                                          \
   template error_norms heat3d_error<T>(const field_layout&, const index3&, const index3&, double, \

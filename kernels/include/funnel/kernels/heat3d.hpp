@@ -18,6 +18,7 @@
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
 #include "funnel/kernels/error_norms.hpp"
+#include "funnel/kernels/heat3d_block_shape.hpp"
 #include "funnel/kernels/heat3d_params.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/stream_view.hpp"
@@ -82,6 +83,22 @@ template <class T>
 void heat3d_two_steps(stream_view stream, implementation impl, const field_layout& layout,
                       const T* in, T* out, const box& first, const box& second,
                       heat3d_params<T> params);
+
+/**
+ * @brief heat3d_two_steps on a CUDA stream with a block shape of one's choosing, for measuring
+ * the kernel's shapes against each other (`funnel-bench kernels`); the result is bitwise the
+ * same for every shape.
+ *
+ * @param shape one of heat3d_two_steps_shapes(sizeof(T)), with any `planes` >= 1 or 0 (the
+ * kernel's own rule)
+ * @throw funnel::invalid_argument for a shape not compiled for T, negative planes, more blocks
+ * along y or z than a launch may have, or what heat3d_two_steps refuses
+ * @throw funnel::unsupported in a build without CUDA
+ */
+template <class T>
+void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
+                      const box& first, const box& second, heat3d_params<T> params,
+                      const heat3d_block_shape& shape);
 
 /**
  * @brief Grid spacing h = 1 / (N_x + 1) of a global grid.
