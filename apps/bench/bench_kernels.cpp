@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "benchmarks.hpp"
+#include "cli_support.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/heat3d.hpp"
 #include "funnel/kernels/heat3d_block_shape.hpp"
@@ -26,9 +27,9 @@ namespace {
 /// (both steps need neighbours on every axis) and at most 2^40 cells in all.
 index3 parse_region(const std::string& text) {
   const auto bad = [&] {
-    return invalid_argument("'" + text +
-                            "' is not NXxNYxNZ with each extent an integer >= 2 and at most 2^40 "
-                            "cells (e.g. 24x96x96)");
+    return invalid_argument(app::not_valid(text,
+                                           "NXxNYxNZ with each extent an integer >= 2 and at most "
+                                           "2^40 cells (e.g. 24x96x96)"));
   };
   index3 n{0, 0, 0};
   std::size_t at = 0;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "benchmarks.hpp"
+#include "cli_support.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/heat3d.hpp"
 #include "funnel/kernels/jacobi2d.hpp"
@@ -320,6 +321,18 @@ std::vector<split_case> split_cases(const option_values& opt) {
   return {shared, small};
 }
 
+/// --split-grid: three integers >= 1, checked when the command line is parsed.
+option_spec split_grid_option() {
+  option_spec o = integers_option("split-grid", "NX,NY,NZ", "the small grid split along x (float)",
+                                  "768,96,96", "8,4,4");
+  o.check = [](const std::string& value) {
+    return std::count(value.begin(), value.end(), ',') == 2
+               ? std::string{}
+               : app::not_valid(value, "NX,NY,NZ (three integers >= 1)");
+  };
+  return o;
+}
+
 outcome run_stencil(const context& ctx) {
   outcome o;
   o.name = "stencil";
@@ -369,8 +382,7 @@ benchmark stencil_benchmark() {
       integer_option("shared-n", "N", "edge of the grid the ranks split", "512", "12", 4),
       choice_option("shared-dtype", "T", "its element type", "float", "float", {"float", "double"}),
       integer_option("shared-steps", "S", "funnel-stencil steps", "200", "3"),
-      integers_option("split-grid", "NX,NY,NZ", "the small grid split along x (float)", "768,96,96",
-                      "8,4,4"),
+      split_grid_option(),
       integers_option("split-ranks", "LIST", "ranks splitting the small grid", "1,2,4,8,16,32",
                       "1,2"),
       integer_option("split-steps", "S", "its funnel-stencil steps", "500", "3"),

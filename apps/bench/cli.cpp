@@ -49,7 +49,6 @@ CLI::Validator validator_of(const option_spec& o) {
     case value_kind::choices:
       return app::word_list(o.allowed);
     case value_kind::text:
-      if (o.check) return CLI::Validator(o.check, std::string{});
       break;
   }
   return CLI::Validator(std::string{});
@@ -73,7 +72,8 @@ void add(CLI::App& sub, const option_spec& o, std::map<std::string, std::string>
   if (o.kind == value_kind::choices) shown = app::join_choices(o.allowed) + "[,...]";
   CLI::Option* option =
       sub.add_option("--" + o.name, values[o.name], describe(o))->type_name(shown)->group(group);
-  if (o.kind != value_kind::text || o.check) option->check(validator_of(o));
+  if (o.kind != value_kind::text) option->check(validator_of(o));
+  if (o.check) option->check(CLI::Validator(o.check, std::string{}));
 }
 
 /// One CLI11 subcommand with its own and the common options; described by its brief (the

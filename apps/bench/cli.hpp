@@ -33,8 +33,8 @@ struct option_spec {
   value_kind kind = value_kind::text;  ///< what the value must be
   long long min = 1;                   ///< smallest integer allowed (integer kinds)
   std::vector<std::string> allowed;    ///< allowed words (choice kinds)
-  /// A text option's own check when the command line is parsed: what is wrong with the value,
-  /// or "" when it is good (none: any text).
+  /// The option's own check when the command line is parsed, after its kind's: what is wrong
+  /// with the value, or "" when it is good (none: the kind's check alone).
   std::function<std::string(const std::string&)> check;
 };
 

@@ -128,6 +128,7 @@ BAD = [
     (["pool", "extra"], "extra"),
     (["pool", "--quick=1"], "--quick"),
     (["pool", "--backend", "cuda"], "cuda"),  # no GPU here: unsupported, said in one line
+    (["stencil", "--split-grid", "768,96"], "'768,96'"),
     (["kernels", "--regions", "24x96"], "'24x96'"),
     (["kernels", "--regions", "24x96x1"], "'24x96x1'"),
     (["kernels", "--regions", "24x96x96,,8x8x8"], "''"),
