@@ -117,11 +117,12 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
   }
   if (!detail::check_two_step_regions(layout, first, second, kernel)) return;
   detail::check_arrays(layout, in, out, sizeof(T), kernel);
-  const T c = checked_coefficient(params, kernel);
 #if FUNNEL_KERNELS_WITH_CUDA
-  detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second, c,
+  detail::cuda::heat3d_two_steps(stream, layout, in, out, first, second,
+                                 checked_coefficient(params, kernel),
                                  resolve_planes(shape, second));
 #else
+  static_cast<void>(params);  // check_stream has already refused: no CUDA in this build
   not_compiled(implementation::cuda);
 #endif
 }

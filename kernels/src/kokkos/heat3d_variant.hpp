@@ -5,6 +5,8 @@
 // implementation runs `heat3d_default_variant<T>`; the others exist to re-measure that choice.
 #pragma once
 
+#include <Kokkos_Macros.hpp>
+
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
 #include "funnel/runtime/stream_view.hpp"
@@ -29,14 +31,25 @@ enum class heat3d_variant {
   team_rows,
 };
 
-/// What funnel::kernels::heat3d_step runs for the kokkos implementation, per element type. On an
-/// H100 at 512^3 (Kokkos 4.6.99 CUDA, tests/kokkos/kokkos_gpu_test.cpp's report, 2026-11-24),
-/// against the CUDA kernel: float cell 0.606, x2z2 0.856, x4z2 0.941, team_rows 0.861; double
-/// cell 0.950, x2z2 0.954, x4z2 0.832, team_rows 0.959 (x2z2 and team_rows within noise; x2z2
-/// is the simpler).
+/// Whether Kokkos runs on CUDA in this build (its default execution space).
+#if defined(KOKKOS_ENABLE_CUDA)
+inline constexpr bool kokkos_on_cuda = true;
+#else
+inline constexpr bool kokkos_on_cuda = false;
+#endif
+
+/// What funnel::kernels::heat3d_step runs for the kokkos implementation, per element type. At
+/// 512^3 (Kokkos 4.6.99 CUDA, tests/kokkos/kokkos_gpu_test.cpp's report, 2026-11-25) against the
+/// CUDA kernel, H100 / H200: float cell 0.603 / 0.492, x2z2 0.853 / 0.728, x4z2 0.940 / 0.853,
+/// team_rows 0.861 / 0.902; double cell 0.949 / 0.808, x2z2 0.954 / 0.867, x4z2 0.830 / 0.694,
+/// team_rows 0.959 / 0.975. So float takes x4z2 and double on CUDA team_rows; double elsewhere
+/// x2z2, the simpler (a team per 8 rows is no gain on host threads).
 template <class T>
-inline constexpr heat3d_variant heat3d_default_variant = sizeof(T) <= 4 ? heat3d_variant::x4z2
-                                                                        : heat3d_variant::x2z2;
+inline constexpr heat3d_variant heat3d_default_variant = sizeof(T) <= 4
+                                                             ? heat3d_variant::x4z2
+                                                             : (kokkos_on_cuda
+                                                                    ? heat3d_variant::team_rows
+                                                                    : heat3d_variant::x2z2);
 
 /// Every variant, in declaration order (for tests and the bandwidth report).
 inline constexpr heat3d_variant heat3d_variants[] = {
