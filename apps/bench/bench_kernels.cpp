@@ -70,33 +70,28 @@ kernels::heat3d_block_shape parse_shape(const std::string& name) {
   throw invalid_argument("--shapes: '" + name + "' is not a block shape of heat3d_two_steps");
 }
 
-/// One way of taking two steps: two heat3d_step launches (no shape, `two_launches`), the
-/// kernel's own shape (no shape), or a chosen one.
+/// One way of taking two steps: two heat3d_step launches (`two_launches`), heat3d_two_steps as
+/// it chooses (`own`; on the GPU `shape` says what it takes), or in a chosen `shape` (planes
+/// resolved).
 struct variant {
   std::string name;
   bool two_launches = false;
+  bool own = false;
   std::optional<kernels::heat3d_block_shape> shape;
 };
 
 /// The variants measured on one region: the baseline, the kernel's choice, then each wanted
-/// shape compiled for T with each planes count (CUDA only). Says in `notes` what is left out.
+/// shape compiled for T with each planes count (CUDA only) that is not one of those already.
+/// Says in `notes` what is left out.
 template <class T>
 std::vector<variant> variants_for(const context& ctx, const box& second,
                                   const std::vector<std::string>& shapes,
                                   const std::vector<long long>& planes, const std::string& dtype,
                                   std::vector<std::string>& notes) {
-  if (!ctx.on_gpu()) {
-    return {{"2 x heat3d_step", true, std::nullopt}, {"host", false, std::nullopt}};
-  }
-  std::vector<variant> out = {
-      {"2 x heat3d_step", true, std::nullopt},
-      {kernels::heat3d_two_steps_shape(sizeof(T), second).to_string() + " (own)", false,
-       std::nullopt}};
-  const auto listed = [&out](const std::string& name) {
-    return std::any_of(out.begin(), out.end(), [&](const variant& v) {
-      return v.name == name || v.name == name + " (own)";
-    });
-  };
+  if (!ctx.on_gpu()) return {{"2 x heat3d_step", true, false, {}}, {"host", false, true, {}}};
+  const kernels::heat3d_block_shape own = kernels::heat3d_two_steps_shape(sizeof(T), second);
+  std::vector<variant> out = {{"2 x heat3d_step", true, false, {}},
+                              {own.to_string() + " (own)", false, true, own}};
   const std::vector<kernels::heat3d_block_shape> compiled =
       kernels::heat3d_two_steps_shapes(sizeof(T));
   for (const std::string& name : shapes) {
@@ -110,8 +105,11 @@ std::vector<variant> variants_for(const context& ctx, const box& second,
     }
     for (const long long p : planes) {
       shape.planes = p;
-      const std::string resolved = kernels::resolve_planes(shape, second).to_string();
-      if (!listed(resolved)) out.push_back({resolved, false, shape});  // 0 may name one listed
+      const kernels::heat3d_block_shape resolved = kernels::resolve_planes(shape, second);
+      if (std::none_of(out.begin(), out.end(),
+                       [&](const variant& v) { return v.shape == resolved; })) {
+        out.push_back({resolved.to_string(), false, false, resolved});
+      }
     }
   }
   return out;
@@ -149,12 +147,12 @@ std::vector<samples> time_variants(const context& ctx, const index3& n,
         if (v.two_launches) {
           kernels::heat3d_step(s.view(), impl, layout, a.data(), b.data(), first, params);
           kernels::heat3d_step(s.view(), impl, layout, b.data(), a.data(), second, params);
-        } else if (v.shape) {
-          kernels::heat3d_two_steps(s.view(), layout, a.data(), b.data(), first, second, params,
-                                    *v.shape);
-        } else {
+        } else if (v.own) {
           kernels::heat3d_two_steps(s.view(), impl, layout, a.data(), b.data(), first, second,
                                     params);
+        } else {
+          kernels::heat3d_two_steps(s.view(), layout, a.data(), b.data(), first, second, params,
+                                    *v.shape);
         }
       }
     });
