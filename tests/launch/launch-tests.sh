@@ -166,7 +166,11 @@ case_bad_values() {
     "--tmpdir relative/dir|relative/dir" "--tmpdir /no/such/dir|/no/such/dir"
     "--bogus-option|--bogus-option" "--policy=packed,numa|packed,numa"
     "--mps-off-pipe shared|shared" "--mps-connection-budget 0|0" "--mps-connection-budget many|many"
-    "--mps-connection-budget 1025|1025" "--mps-max-clients 99999999999|99999999999")
+    "--mps-connection-budget 1025|1025" "--mps-max-clients 99999999999|99999999999"
+    "--tmpdir ${work}/loose|${work}/loose")
+  # A directory others may write that is not sticky: they could rename a job's directory.
+  mkdir -m 777 "${work}/loose"
+  chmod 777 "${work}/loose"
   for entry in "${cases[@]}"; do
     args=${entry%|*}
     rc=0
@@ -189,6 +193,43 @@ case_bad_values() {
   rc=0
   out=$("${FUNNEL_RUN}" 2>&1) || rc=$?
   expect_eq "no app" 2 "${rc}"
+}
+
+# Numbers with leading zeros are the decimal numbers they spell: bash arithmetic would read "08"
+# as a bad octal number (the reaper died on FUNNEL_MPS_QUIT_WAIT=08 and left the daemon) and
+# "010" as 8.
+case_number_forms() {
+  export FAKE_GPU_COUNT=1
+  local out rc=0
+  out=$(CUDA_DEVICE_MAX_CONNECTIONS=010 "${FUNNEL_RUN}" --dry-run --mps on --mps-max-clients 08 \
+    --mps-connection-budget 096 --mps-thread-percentage 050 --mps-wait 010 -- true 2>&1) || rc=$?
+  expect_eq "a dry run with zero-led numbers" 0 "${rc}"
+  expect_eq "connections as given" 10 "$(field connections "${out}")"
+  rc=0
+  out=$("${FUNNEL_RUN}" --dry-run --mps on --max-connections 09 --streams 08 -- true 2>&1) || rc=$?
+  expect_eq "--max-connections 09" 0 "${rc}"
+  expect_eq "connections 9" 9 "$(field connections "${out}")"
+  rc=0
+  FUNNEL_MPS_QUIT_WAIT=08 "${FUNNEL_RUN}" --mps on --mps-wait 09 -- "${FAKE_APP}" 2>"${work}/err" ||
+    rc=$?
+  expect_eq "a job with FUNNEL_MPS_QUIT_WAIT=08" 0 "${rc}"
+  expect "its reaper stops the daemon and removes the directory" torn_down
+  expect_eq "no arithmetic error" "" "$(grep -r 'value too great' "${work}/err" "${FUNNEL_TMPDIR}" 2>/dev/null)"
+}
+
+# Signals at every moment of start-up (a launcher's whole process group, as timeout sends them):
+# whatever the rank reached, no job directory, daemon or reaper is left. Before, a signal between
+# the directory's creation and its reaper's start (or one that reached the reaper before setsid)
+# left directories that only the user's own --cleanup would remove.
+case_startup_signals() {
+  export FAKE_GPU_COUNT=1 FAKE_MPS_START_DELAY=0
+  local n delay
+  for ((n = 0; n < 40; n++)); do
+    delay=$((5 + (n * 37) % 90))
+    FUNNEL_JOB_ID=sig$$.${n} timeout -s TERM "0.$(printf '%03d' "${delay}")" \
+      "${FUNNEL_RUN}" --mps "$( ((n % 2)) && echo on || echo off)" -- sleep 2 >/dev/null 2>&1 || true
+  done
+  expect "nothing is left" torn_down 30
 }
 
 case_app_status() {
@@ -1126,8 +1167,10 @@ case_shared_epilog() {
   local inst rc=0 t=${FUNNEL_TMPDIR}
   # The reaper, as the job's user (root could remove anything).
   # shellcheck disable=SC2016 # expanded by the app's shell
+  # The app also leaves a directory of mode 0 inside one of mode 0 (rm cannot enter either; a
+  # chmod of both at once could not reach the inner one).
   as_uid "${attacker}" env FAKE_NVIDIA_LOG= "${FUNNEL_RUN}" --mps on -- bash -c \
-    'mkdir "${FUNNEL_RUN_DIR}/ro" && touch "${FUNNEL_RUN_DIR}/ro/x" && chmod 555 "${FUNNEL_RUN_DIR}/ro"' ||
+    'cd "${FUNNEL_RUN_DIR}" && mkdir -p ro z/z && touch ro/x z/z/x && chmod 555 ro && chmod 0 z/z z' ||
     rc=$?
   expect_eq "a job whose app leaves a read-only directory" 0 "${rc}"
   expect "the reaper removes all of it" torn_down
@@ -1142,18 +1185,34 @@ case_shared_epilog() {
   done
   as_uid "${attacker}" mkdir -m 700 "${t}/funnel-run-${attacker}-huge" "${t}/funnel-run-${attacker}-x.gone.AbC123" \
     "${t}/funnel-run-${attacker}-x.gone.AbC123/ro"
+  # Another job's key, then a terabyte of zeros.
+  write_as "${attacker}" "${t}/funnel-run-${attacker}-huge/job" "other$$.0"
   as_uid "${attacker}" truncate -s 1T "${t}/funnel-run-${attacker}-huge/job"
   as_uid "${attacker}" touch "${t}/funnel-run-${attacker}-x.gone.AbC123/ro/x"
   as_uid "${attacker}" chmod 555 "${t}/funnel-run-${attacker}-x.gone.AbC123/ro"
+  # A job file whose key goes on with a forged line and a terminal escape, and a directory a rank
+  # left before it wrote its job file (a signal during start-up): no rank, no reaper.
+  as_uid "${attacker}" mkdir -m 700 "${t}/funnel-run-${attacker}-forged" "${t}/funnel-run-${attacker}-nokey"
+  printf 'attack%s.0 (0 MPS daemon(s) stopped)\nslurmd: error: FORGED\033[31m red\n' "$$" |
+    as_uid "${attacker}" tee "${t}/funnel-run-${attacker}-forged/job" >/dev/null
+  as_uid "${attacker}" touch "${t}/funnel-run-${attacker}-nokey/lock"
+  # The epilog runs from a directory the user cannot enter (find used to fail going back there).
+  mkdir -m 700 "${work}/rootonly"
   rc=0
-  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
+  (cd "${work}/rootonly" && SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$") >"${work}/cleanup.out" 2>&1 || rc=$?
   expect_eq "the epilog succeeds (124: it read the sparse file)" 0 "${rc}"
-  expect_eq "and says nothing went wrong" "" "$(grep -E 'warning|cannot remove' "${work}/cleanup.out")"
+  expect_eq "and says nothing went wrong" "" "$(grep -E 'warning|cannot remove|not all gone' "${work}/cleanup.out")"
   expect "the job's directory and its read-only directory go" \
     test ! -e "${t}/funnel-run-${attacker}-planted"
   expect "the directory left half removed goes" test ! -e "${t}/funnel-run-${attacker}-x.gone.AbC123"
   expect "another job's directory stays" test -e "${t}/funnel-run-${attacker}-huge/job"
+  expect "a directory without a job file and without ranks goes" test ! -e "${t}/funnel-run-${attacker}-nokey"
+  expect "the forged job's directory goes" test ! -e "${t}/funnel-run-${attacker}-forged"
+  expect_eq "no terminal escape reaches the epilog's output" 0 "$(grep -c $'\033' "${work}/cleanup.out")"
+  expect_eq "no line of the user's making" 0 "$(grep -c '^slurmd' "${work}/cleanup.out")"
+  expect_eq "the user's part is marked as such" "" \
+    "$(grep -v "^funnel-run: (as uid ${attacker}) " "${work}/cleanup.out")"
   # The user's own --cleanup takes it (no live rank): the sparse file is not read.
   rc=0
   as_uid "${attacker}" env FUNNEL_MPS_QUIT_WAIT=1 timeout 100 "${FUNNEL_RUN}" --cleanup >/dev/null 2>&1 || rc=$?
@@ -1176,6 +1235,109 @@ case_shared_epilog() {
   kill "${spawned_pid}" 2>/dev/null || true
   sleep 0.3
   rm -rf "${t}/funnel-run-${attacker}-locked"
+  expect "teardown" torn_down
+}
+
+# Row 1, the hand-over: the process of the user's part runs as the user, who may read its
+# /proc entries and take its descriptors (ptrace). It must hold nothing of root's: not root's
+# environment, open files, working directory, nor the epilog's output pipe (held open by the
+# user, it kept the epilog from ending).
+case_shared_handoff() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local t=${FUNNEL_TMPDIR} dir secret=${work}/rootonly/secret pid="" p deadline
+  dir=${t}/funnel-run-${attacker}-held
+  mkdir -m 700 "${work}/rootonly"
+  echo "root's $$" >"${secret}"
+  chmod 600 "${secret}"
+  as_uid "${attacker}" mkdir -m 700 "${dir}"
+  write_as "${attacker}" "${dir}/job" "attack$$.0"
+  as_uid "${attacker}" touch "${dir}/lock"
+  # The user holds the job's lock for a while: the cleanup waits for it, and can be looked at.
+  # shellcheck disable=SC2016 # expanded by that shell
+  spawn_as "${attacker}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 4' _ "${dir}/lock"
+  (
+    cd "${work}/rootonly" || exit 1
+    exec 7<"${secret}"
+    SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+      FUNNEL_TEST_ROOT_SECRET=xyzzy$$ timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" 2>&1 |
+      cat >"${work}/cleanup.out"
+  ) &
+  local epilog=$!
+  deadline=$((SECONDS + 10))
+  while [[ -z ${pid} ]] && ((SECONDS < deadline)); do
+    # The user's bash itself (its parent is root's timeout), not one of its subshells.
+    for p in $(pgrep -u "${attacker}" -f -- "--cleanup --tmpdir ${t}" || true); do
+      if [[ $(stat -c %u "/proc/$(awk '{ print $4 }' "/proc/${p}/stat" 2>/dev/null)" 2>/dev/null) == 0 ]]; then
+        pid=${p}
+      fi
+    done
+    sleep 0.05
+  done
+  expect "the user's part runs (as uid ${attacker})" test -n "${pid}"
+  if [[ -n ${pid} ]]; then
+    expect_eq "no variable of root's in its environment" 0 \
+      "$(tr '\0' '\n' <"/proc/${pid}/environ" | grep -c FUNNEL_TEST_ROOT_SECRET || true)"
+    expect_eq "its working directory is /" / "$(readlink "/proc/${pid}/cwd")"
+    expect_eq "no descriptor but 0, 1 and 2 (and bash's own)" "" \
+      "$(find "/proc/${pid}/fd" -mindepth 1 -printf '%f %l\n' | grep -E "rootonly|^[3-9] pipe:" || true)"
+    expect "its output is not the epilog's pipe" \
+      test "$(readlink "/proc/${pid}/fd/1")" != "$(readlink "/proc/${epilog}/fd/1" 2>/dev/null || echo none)"
+    expect_eq "nor any pipe" "" "$(readlink "/proc/${pid}/fd/1" "/proc/${pid}/fd/2" | grep pipe || true)"
+  fi
+  wait "${epilog}" || true
+  expect "the job's directory goes once the user lets go of its lock" test ! -e "${dir}"
+  expect_contains "the epilog relays the user's part" "(as uid ${attacker}) cleanup: removed the directory of job attack$$.0" \
+    "$(cat "${work}/cleanup.out")"
+  expect "teardown" torn_down
+}
+
+# A file system mounted at a job directory's name (FUSE, which a user may mount, can make any
+# access to it wait for ever, past the epilog's time limit): the cleanup never enters it.
+case_shared_mount() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local dir=${FUNNEL_TMPDIR}/funnel-run-${attacker}-mounted
+  mkdir -m 700 "${dir}"
+  if ! mount -t tmpfs -o mode=700,uid=${attacker},gid=${attacker} funnel-test "${dir}" 2>/dev/null; then
+    rmdir "${dir}"
+    echo "skipped: cannot mount a tmpfs here"
+    exit 77
+  fi
+  write_as "${attacker}" "${dir}/job" "attack$$.0"
+  write_as "${attacker}" "${dir}/kept" "kept"
+  epilog_cleanup
+  expect_eq "nothing inside it was touched" kept "$(cat "${dir}/kept" 2>/dev/null)"
+  expect_contains "the epilog says why" "is or holds a mount point: skipped" "$(cat "${work}/cleanup.out")"
+  umount "${dir}"
+  rmdir "${dir}"
+  expect "teardown" torn_down
+}
+
+# Row 8's neighbour: a CUDA_MPS_PIPE_DIRECTORY in the environment is used only when root or the
+# user owns it; a daemon answering in another user's directory would run the user's kernels.
+case_shared_site_mps() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local site=${work}/othersite out rc=0
+  mkdir -m 755 "${site}"
+  mkdir -m 700 "${site}/pipe"
+  chown "${attacker}:${attacker}" "${site}/pipe"
+  as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${site}/pipe" \
+    CUDA_MPS_LOG_DIRECTORY="${site}/pipe" "${here}/fake-bin/nvidia-cuda-mps-control" -d
+  sleep 0.3
+  # The directory now another user's, its daemon still answering the user (the fakes answer
+  # only their own user, so the daemon is the user's; a real one would be the other user's).
+  chown "${victim}:${victim}" "${site}/pipe"
+  chmod 755 "${site}/pipe"
+  out=$(as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${site}/pipe" HOME=/nonexistent \
+    "${FUNNEL_RUN}" --dry-run --mps on -- true 2>&1) || rc=$?
+  expect_eq "the job can still run" 0 "${rc}"
+  expect "not on the daemon in another user's directory" test "$(field pipe "${out}")" != "${site}/pipe"
+  expect_contains "saying why" "belongs to uid ${victim}, neither root nor this user: ignoring it" "${out}"
+  chown "${attacker}:${attacker}" "${site}/pipe"
+  as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${site}/pipe" \
+    "${here}/fake-bin/nvidia-cuda-mps-control" <<<quit >/dev/null 2>&1 || true
   expect "teardown" torn_down
 }
 
