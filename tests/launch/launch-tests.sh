@@ -193,6 +193,32 @@ case_bad_values() {
   rc=0
   out=$("${FUNNEL_RUN}" 2>&1) || rc=$?
   expect_eq "no app" 2 "${rc}"
+  # A private directory inside one every user may write (not sticky): they could rename it.
+  mkdir -m 700 "${work}/loose/mine"
+  rc=0
+  out=$("${FUNNEL_RUN}" --tmpdir "${work}/loose/mine" -- true 2>&1) || rc=$?
+  expect_eq "a private --tmpdir inside a loose directory" 2 "${rc}"
+  expect_contains "names the loose directory" "('${work}/loose' has mode 777: every user may write it" "${out}"
+  # A directory shared with the user's group (a project's, or under user-private groups) is fine.
+  mkdir -m 2775 "${work}/group"
+  chmod 2775 "${work}/group"
+  rc=0
+  out=$("${FUNNEL_RUN}" --dry-run --tmpdir "${work}/group" -- true 2>&1) || rc=$?
+  expect_eq "a group-writable --tmpdir" 0 "${rc}"
+}
+
+# The reaper takes the two settings it uses from its rank; the rest of the environment (here a
+# FUNNEL_TMPDIR and FUNNEL_POLICY the rank's command line overrode) does not stop it. Before, it
+# died at once on them and left the daemon and the directory.
+case_reaper_env() {
+  export FAKE_GPU_COUNT=1
+  mkdir -m 777 "${work}/loose"
+  chmod 777 "${work}/loose"
+  local rc=0 tmpdir=${FUNNEL_TMPDIR}
+  FUNNEL_TMPDIR=${work}/loose FUNNEL_POLICY=bogus "${FUNNEL_RUN}" --tmpdir "${tmpdir}" \
+    --policy packed --mps on -- "${FAKE_APP}" || rc=$?
+  expect_eq "the job runs" 0 "${rc}"
+  expect "its reaper stops the daemon and removes the directory" torn_down
 }
 
 # Numbers with leading zeros are the decimal numbers they spell: bash arithmetic would read "08"
@@ -1289,6 +1315,14 @@ case_shared_handoff() {
   expect "the job's directory goes once the user lets go of its lock" test ! -e "${dir}"
   expect_contains "the epilog relays the user's part" "(as uid ${attacker}) cleanup: removed the directory of job attack$$.0" \
     "$(cat "${work}/cleanup.out")"
+  # Root's $TMPDIR unusable (a user may fill a shared /tmp): the epilog still succeeds.
+  as_uid "${attacker}" mkdir -m 700 "${dir}"
+  write_as "${attacker}" "${dir}/job" "attack$$.0"
+  local rc=0
+  TMPDIR=/nonexistent SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
+  expect_eq "the epilog without a usable TMPDIR" 0 "${rc}"
+  expect "removes the directory" test ! -e "${dir}"
   expect "teardown" torn_down
 }
 
@@ -1306,12 +1340,45 @@ case_shared_mount() {
   fi
   write_as "${attacker}" "${dir}/job" "attack$$.0"
   write_as "${attacker}" "${dir}/kept" "kept"
+  as_uid "${attacker}" mkdir -m 700 "${dir}/g0-x"
+  # Links into the mount from elsewhere: a job directory's name, and entries funnel-run reads in a
+  # real job directory (the links are followed by any test of what they are).
+  local t=${FUNNEL_TMPDIR} real=${FUNNEL_TMPDIR}/funnel-run-${attacker}-linking
+  as_uid "${attacker}" ln -s "${dir}" "${t}/funnel-run-${attacker}-evil"
+  as_uid "${attacker}" mkdir -m 700 "${real}"
+  as_uid "${attacker}" ln -s "${dir}/job" "${real}/job"
+  as_uid "${attacker}" ln -s "${dir}/g0-x" "${real}/g0-abc"
   epilog_cleanup
   expect_eq "nothing inside it was touched" kept "$(cat "${dir}/kept" 2>/dev/null)"
   expect_contains "the epilog says why" "is or holds a mount point: skipped" "$(cat "${work}/cleanup.out")"
+  expect_contains "a job directory holding links is skipped" \
+    "${real} holds a symbolic link where funnel-run keeps its own files: skipped" "$(cat "${work}/cleanup.out")"
+  expect "and left as it was" test -L "${real}/g0-abc"
+  expect "the mount's directory is still there" test -d "${dir}/g0-x"
   umount "${dir}"
-  rmdir "${dir}"
+  rm -rf "${dir}" "${real}" "${t}/funnel-run-${attacker}-evil"
   expect "teardown" torn_down
+}
+
+# A reaper acts only in a private directory of its user's (mode 0700): one started on a
+# directory another user made (a predictable name, a signal before the rank checked it) exits.
+case_shared_reaper_dir() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  # A process of the victim's that is an MPS executable (what a reaper may stop).
+  spawn_as "${victim}" "${FAKE_MPS_DAEMON_EXE}" -c 'while :; do sleep 1; done'
+  local vpid=${spawned_pid} dir=${FUNNEL_TMPDIR}/funnel-run-${victim}-planted
+  as_uid "${attacker}" mkdir -m 777 "${dir}" "${dir}/g0-x"
+  as_uid "${attacker}" chmod 777 "${dir}" "${dir}/g0-x"
+  write_as "${attacker}" "${dir}/g0-x/daemon" "${vpid} $(start_of "${vpid}")"
+  # The victim's reaper, recorded as the directory's reaper as a rank would record it.
+  # shellcheck disable=SC2016 # expanded by that shell
+  as_uid "${victim}" env FUNNEL_MPS_QUIT_WAIT=1 FUNNEL_REAPER_INTERVAL=0.1 timeout 20 bash -c \
+    'echo "$$ $(cut -d" " -f22 /proc/$$/stat)" >"$2/reaper" && exec "$1" --internal-reap "$2"' _ \
+    "${FUNNEL_RUN}" "${dir}" >/dev/null 2>&1 || true
+  expect "the victim's process lives" kill -0 "${vpid}"
+  expect "the planted directory is left alone" test -e "${dir}/g0-x/daemon"
+  rm -rf "${dir}"
 }
 
 # Row 8's neighbour: a CUDA_MPS_PIPE_DIRECTORY in the environment is used only when root or the
@@ -1336,6 +1403,15 @@ case_shared_site_mps() {
   expect "not on the daemon in another user's directory" test "$(field pipe "${out}")" != "${site}/pipe"
   expect_contains "saying why" "belongs to uid ${victim}, neither root nor this user: ignoring it" "${out}"
   chown "${attacker}:${attacker}" "${site}/pipe"
+  # The user's own directory, named through a link another user made.
+  as_uid "${victim}" ln -s "${site}/pipe" "${FUNNEL_TMPDIR}/their-link"
+  rc=0
+  out=$(as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${FUNNEL_TMPDIR}/their-link" \
+    HOME=/nonexistent "${FUNNEL_RUN}" --dry-run --mps on -- true 2>&1) || rc=$?
+  expect_eq "through another user's link: the job can still run" 0 "${rc}"
+  expect "not on the daemon that link names" test "$(field pipe "${out}")" != "${FUNNEL_TMPDIR}/their-link"
+  expect_contains "saying why" "belongs to uid ${victim}, neither root nor this user: ignoring it" "${out}"
+  rm -f "${FUNNEL_TMPDIR}/their-link"
   as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${site}/pipe" \
     "${here}/fake-bin/nvidia-cuda-mps-control" <<<quit >/dev/null 2>&1 || true
   expect "teardown" torn_down
@@ -1392,6 +1468,12 @@ case_shared_env() {
     out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID="${inject}" "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
     expect_eq "SLURM_JOB_GID of the cleanup" 2 "${rc}"
     expect "nothing ran for the cleanup's variables" test ! -e "${pwned}"
+    if ! getent passwd "${attacker}" >/dev/null; then
+      rc=0
+      out=$(env -u SLURM_JOB_GID SLURM_JOB_UID=${attacker} "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
+      expect_eq "a uid without an account and no SLURM_JOB_GID" 1 "${rc}"
+      expect_eq "in one line saying so" "funnel-run: error: cannot find the group of uid ${attacker} (set SLURM_JOB_GID)" "${out}"
+    fi
   fi
 }
 
