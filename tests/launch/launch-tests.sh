@@ -199,6 +199,13 @@ case_bad_values() {
   out=$("${FUNNEL_RUN}" --tmpdir "${work}/loose/mine" -- true 2>&1) || rc=$?
   expect_eq "a private --tmpdir inside a loose directory" 2 "${rc}"
   expect_contains "names the loose directory" "('${work}/loose' has mode 777: every user may write it" "${out}"
+  # The same through a link in the loose directory (anyone could point it elsewhere).
+  mkdir -m 700 "${work}/private"
+  ln -s "${work}/private" "${work}/loose/link"
+  rc=0
+  out=$("${FUNNEL_RUN}" --tmpdir "${work}/loose/link/" -- true 2>&1) || rc=$?
+  expect_eq "a --tmpdir reached through a link in a loose directory" 2 "${rc}"
+  expect_contains "names the loose directory" "('${work}/loose' has mode 777: every user may write it" "${out}"
   # A directory shared with the user's group (a project's, or under user-private groups) is fine.
   mkdir -m 2775 "${work}/group"
   chmod 2775 "${work}/group"
@@ -219,6 +226,29 @@ case_reaper_env() {
     --policy packed --mps on -- "${FAKE_APP}" || rc=$?
   expect_eq "the job runs" 0 "${rc}"
   expect "its reaper stops the daemon and removes the directory" torn_down
+  # A group's directory (set-group-id: the job directory made in it is mode 2700) as the tmpdir,
+  # two ranks: before, the second rank refused the directory and the reaper left it.
+  mkdir -m 2775 "${work}/group"
+  chmod 2775 "${work}/group"
+  rc=0
+  FAKE_APP_SLEEP=1 mpi 2 --tmpdir "${work}/group" --mps on -- "${FAKE_APP}" >/dev/null 2>&1 || rc=$?
+  expect_eq "a job in a set-group-id group directory" 0 "${rc}"
+  local deadline=$((SECONDS + 10))
+  while [[ -n $(find "${work}/group" -mindepth 1 -print -quit) || $(live_daemons) -gt 0 ]] &&
+    ((SECONDS < deadline)); do sleep 0.2; done
+  expect_eq "its reaper removes the directory" "" "$(find "${work}/group" -mindepth 1)"
+  expect_eq "and stops the daemon" 0 "$(live_daemons)"
+  # A left job directory in a tmpdir whose name holds glob characters, with a link the app made
+  # in run/: --cleanup --job removes it (before, the link was taken for one of funnel-run's own).
+  local odd="${work}/t[1]" left
+  mkdir -m 1777 "${odd}"
+  chmod 1777 "${odd}"
+  left=${odd}/funnel-run-${uid}-left
+  mkdir -m 700 "${left}" "${left}/run"
+  echo "odd$$.0" >"${left}/job"
+  ln -s /etc/hostname "${left}/run/applink"
+  "${FUNNEL_RUN}" --cleanup --job "odd$$" --tmpdir "${odd}" >"${work}/cleanup.out" 2>&1 || true
+  expect "a job directory in '${odd}' with a link in run/ goes" test ! -e "${left}"
 }
 
 # Numbers with leading zeros are the decimal numbers they spell: bash arithmetic would read "08"
@@ -1411,7 +1441,20 @@ case_shared_site_mps() {
   expect_eq "through another user's link: the job can still run" 0 "${rc}"
   expect "not on the daemon that link names" test "$(field pipe "${out}")" != "${FUNNEL_TMPDIR}/their-link"
   expect_contains "saying why" "belongs to uid ${victim}, neither root nor this user: ignoring it" "${out}"
+  rc=0
+  out=$(as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${FUNNEL_TMPDIR}/their-link//" \
+    HOME=/nonexistent "${FUNNEL_RUN}" --dry-run --mps on -- true 2>&1) || rc=$?
+  expect_contains "a trailing slash changes nothing" "belongs to uid ${victim}, neither root nor this user: ignoring it" "${out}"
   rm -f "${FUNNEL_TMPDIR}/their-link"
+  # Another user's directory without a control pipe (it may come and go): refused all the same,
+  # and never asked.
+  mkdir -m 700 "${work}/nocontrol"
+  chown "${attacker}:${attacker}" "${work}/nocontrol"
+  local calls
+  calls=$(grep -c "pipe=${work}/nocontrol " "${FAKE_NVIDIA_LOG}" || true)
+  out=$(CUDA_MPS_PIPE_DIRECTORY="${work}/nocontrol" "${FUNNEL_RUN}" --dry-run --mps on -- true 2>&1) || true
+  expect_contains "root: another user's directory" "belongs to uid ${attacker}, neither root nor this user: ignoring it" "${out}"
+  expect_eq "nobody asked there" "${calls}" "$(grep -c "pipe=${work}/nocontrol " "${FAKE_NVIDIA_LOG}" || true)"
   as_uid "${attacker}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${site}/pipe" \
     "${here}/fake-bin/nvidia-cuda-mps-control" <<<quit >/dev/null 2>&1 || true
   expect "teardown" torn_down
