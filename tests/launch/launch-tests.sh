@@ -1311,7 +1311,7 @@ case_shared_handoff() {
   as_uid "${attacker}" touch "${dir}/lock"
   # The user holds the job's lock for a while: the cleanup waits for it, and can be looked at.
   # shellcheck disable=SC2016 # expanded by that shell
-  spawn_as "${attacker}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 4' _ "${dir}/lock"
+  spawn_as "${attacker}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 6' _ "${dir}/lock"
   (
     cd "${work}/rootonly" || exit 1
     exec 7<"${secret}"
