@@ -1081,10 +1081,13 @@ plant() {
   done
 }
 
-# What an epilog runs after job attack$$: root, with the job's uid and gid from Slurm.
+# What an epilog runs after job attack$$: root, with the job's uid and gid from Slurm, from
+# directory $1 (default: the case's); its output in cleanup.out, its status in epilog_rc.
+epilog_rc=0
 epilog_cleanup() {
-  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || true
+  epilog_rc=0
+  (cd "${1:-.}" && SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
+    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$") >"${work}/cleanup.out" 2>&1 || epilog_rc=$?
 }
 
 # Row 1: the job's daemon record names another user's process.
@@ -1254,10 +1257,8 @@ case_shared_epilog() {
   as_uid "${attacker}" touch "${t}/funnel-run-${attacker}-nokey/lock"
   # The epilog runs from a directory the user cannot enter (find used to fail going back there).
   mkdir -m 700 "${work}/rootonly"
-  rc=0
-  (cd "${work}/rootonly" && SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$") >"${work}/cleanup.out" 2>&1 || rc=$?
-  expect_eq "the epilog succeeds (124: it read the sparse file)" 0 "${rc}"
+  epilog_cleanup "${work}/rootonly"
+  expect_eq "the epilog succeeds (124: it read the sparse file)" 0 "${epilog_rc}"
   expect_eq "and says nothing went wrong" "" "$(grep -E 'warning|cannot remove|not all gone' "${work}/cleanup.out")"
   expect "the job's directory and its read-only directory go" \
     test ! -e "${t}/funnel-run-${attacker}-planted"
@@ -1282,10 +1283,8 @@ case_shared_epilog() {
   # shellcheck disable=SC2016 # expanded by that shell
   spawn_as "${attacker}" bash -c 'exec 9<"$1" && flock 9 && exec sleep 600' _ \
     "${t}/funnel-run-${attacker}-locked/lock"
-  rc=0
-  SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
-  expect_eq "a lock held by the user: the epilog still succeeds" 0 "${rc}"
+  epilog_cleanup
+  expect_eq "a lock held by the user: the epilog still succeeds" 0 "${epilog_rc}"
   expect_contains "saying what it skipped" "could not lock ${t}/funnel-run-${attacker}-locked: skipped" \
     "$(cat "${work}/cleanup.out")"
   kill "${spawned_pid}" 2>/dev/null || true
@@ -1348,10 +1347,8 @@ case_shared_handoff() {
   # Root's $TMPDIR unusable (a user may fill a shared /tmp): the epilog still succeeds.
   as_uid "${attacker}" mkdir -m 700 "${dir}"
   write_as "${attacker}" "${dir}/job" "attack$$.0"
-  local rc=0
-  TMPDIR=/nonexistent SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$" >"${work}/cleanup.out" 2>&1 || rc=$?
-  expect_eq "the epilog without a usable TMPDIR" 0 "${rc}"
+  TMPDIR=/nonexistent epilog_cleanup
+  expect_eq "the epilog without a usable TMPDIR" 0 "${epilog_rc}"
   expect "removes the directory" test ! -e "${dir}"
   expect "teardown" torn_down
 }
