@@ -96,7 +96,15 @@ class heat3d_solver final : public solver {
       // Every step up to the limit is only enqueued (in graphs of 8 steps where they are used):
       // the field waits for the GPU when it is resident_field::run_ahead steps or graphs ahead.
       const std::int64_t count = std::max<std::int64_t>(1, step_limit - step_);
-      const double halo_seconds = field_.advance(update, count, pair);
+      const auto pushed = [this](stream_view stream, const T* in, T* out, const box& region,
+                                 const pushed_exchange& push) {
+        kernels::heat3d_step_pushed<T>(stream, impl_, field_.layout(), in, out, region, params_,
+                                       push);
+      };
+      // Pushed exchanges: funnel's CUDA kernel only (the others have no pushing kernel).
+      const double halo_seconds = impl_ == kernels::implementation::cuda
+                                      ? field_.advance(update, count, pair, pushed)
+                                      : field_.advance(update, count, pair);
       step_ += count;
       return halo_seconds;
     }
@@ -161,6 +169,13 @@ class heat3d_solver final : public solver {
       return 1;
     } else {
       return field_.steps_per_exchange();
+    }
+  }
+  [[nodiscard]] bool halo_pushed() const override {
+    if constexpr (streamed) {
+      return false;
+    } else {
+      return impl_ == kernels::implementation::cuda && field_.pushes_exchange();
     }
   }
   [[nodiscard]] int steps_per_launch() const override {

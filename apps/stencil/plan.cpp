@@ -49,8 +49,12 @@ std::string format_plan(const plan_info& p) {
   }
   if (p.steps_per_launch == 2) out << "  steps: two per kernel launch after each exchange\n";
   if (p.steps_per_graph > 0) {
-    out << "  steps: " << p.steps_per_graph << " per CUDA graph on rank 0 (exchange, then "
-        << (p.steps_per_launch == 2 ? "two steps of every cell" : "update every cell") << ")\n";
+    out << "  steps: " << p.steps_per_graph << " per CUDA graph on rank 0 ("
+        << (p.halo_pushed             ? "one kernel a step: it updates every cell and pushes its "
+                                        "faces into the neighbours' ghosts"
+            : p.steps_per_launch == 2 ? "exchange, then two steps of every cell"
+                                      : "exchange, then update every cell")
+        << ")\n";
   }
   if (!p.pipeline.empty()) out << "  pipeline (rank 0): " << p.pipeline << "\n";
   return out.str();

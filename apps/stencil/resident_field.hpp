@@ -17,6 +17,7 @@
 #include "funnel/halo/halo_exchange.hpp"
 #include "funnel/halo/halo_method.hpp"
 #include "funnel/halo/halo_options.hpp"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/memory/device_buffer.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/device.hpp"
@@ -60,6 +61,15 @@ enum class lane { compute = 0, halo = 1 };
  * arithmetic, so the field stays bitwise that of one rank with `depth` times fewer exchanges
  * (the overlapped order is not used then).
  *
+ * Pushed exchanges: where the graphs' exchange can be pushed (halo_exchange::pushable: every
+ * neighbour kernel-signalled on this GPU, a halo one cell deep, FUNNEL_HALO_PUSH=on; off by
+ * default, as it measured slower) and advance() is given a
+ * `pushed` update, each step of a graph is one kernel that updates every cell and writes its
+ * face cells straight into the neighbours' ghosts of the buffer it writes, then signals them:
+ * one launch per step instead of two. Only the block's first step is preceded by an exchange
+ * (when the ghosts are not already there); such steps are not timed, so their halo seconds are 0
+ * (docs/halo.md, "Pushed exchanges").
+ *
  * Two steps per launch: with a halo two cells deep, each exchange can be followed by one kernel
  * that does both steps (`pair_fn`, e.g. kernels::heat3d_two_steps). It writes the other buffer,
  * as one step does, so the exchanges alternate between the buffers as with an odd depth. Where
@@ -79,6 +89,10 @@ class resident_field {
   /// `out` (see kernels::heat3d_two_steps).
   using pair_fn = std::function<void(stream_view stream, const T* in, T* out, const box& first,
                                      const box& second)>;
+  /// @brief The stencil update of `region` from `in` to `out` that also does the exchange
+  /// `push` of `out` (e.g. kernels::heat3d_step_pushed).
+  using pushed_fn = std::function<void(stream_view stream, const T* in, T* out, const box& region,
+                                       const pushed_exchange& push)>;
 
   /// @brief Steps the host may enqueue before it waits for the GPU to finish the oldest.
   static constexpr std::size_t run_ahead = 8;
@@ -136,6 +150,7 @@ class resident_field {
                        std::to_string(depth_));
     use_graphs_ = graphs && halo_.replayable();
     if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
+    pushes_ = use_graphs_ && depth_ == 1 && !pairs_ && halo_.pushable();
   }
 
   /// @brief The rank's layout.
@@ -166,6 +181,9 @@ class resident_field {
   [[nodiscard]] bool overlapped() const noexcept { return overlap_; }
   /// @brief Steps per halo exchange (the halo depth the field uses).
   [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
+  /// @brief Whether the graphs' steps push their exchange from the update kernel (given a
+  /// `pushed` update; see the class comment).
+  [[nodiscard]] bool pushes_exchange() const noexcept { return pushes_; }
   /// @brief Steps per kernel launch: 2 when the steps after an exchange run as one pair.
   [[nodiscard]] int steps_per_launch() const noexcept { return pairs_ ? 2 : 1; }
   /// @brief Bytes of device memory held for the two buffers.
@@ -224,17 +242,21 @@ class resident_field {
    * @param count steps to enqueue (>= 1)
    * @param pair both steps after an exchange in one launch (needed when the field was built
    *        with `pairs`; the same every call while graphs are used)
+   * @param pushed the update that pushes the exchange (used by graphs when pushes_exchange();
+   *        the same every call; without it the graphs exchange, then update)
    * @return halo seconds collected meanwhile (see step())
    * @throw funnel::stall_error when a neighbour stops; funnel::cuda_error when capturing fails
    */
-  double advance(const update_fn& update, std::int64_t count, const pair_fn& pair = {}) {
+  double advance(const update_fn& update, std::int64_t count, const pair_fn& pair = {},
+                 const pushed_fn& pushed = {}) {
     FUNNEL_EXPECTS(!pairs_ || pair, "resident_field: two steps per launch need a pair update");
+    if (!pushed) pushes_ = false;
     double collected = 0.0;
     while (count > 0) {
       if (use_graphs_ && count >= graph_steps_ && phase_of(steps_) == 0 &&
           (graph_.empty() || current_.data() == graph_first_)) {
-        const bool timed = !graph_.empty() && ++blocks_ % timing_every == 0;
-        collected += launch_graph(update, pair, timed);
+        const bool timed = !pushes_ && !graph_.empty() && ++blocks_ % timing_every == 0;
+        collected += pushes_ ? launch_pushed_graph(pushed) : launch_graph(update, pair, timed);
         count -= graph_steps_;
       } else if (pairs_) {
         collected += pair_step(update, pair, count);
@@ -422,11 +444,12 @@ class resident_field {
     step_slot& slot = open_entry(collected, exchange_timed());
     const std::size_t phase = phase_of(steps_);
     mark(slot, 0, compute_);
-    if (phase == 0) halo_.exchange(compute_, current_.data());
+    if (phase == 0 && !fresh_) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
     update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
     close_entry(slot, compute_, 1);
     std::swap(current_, next_);
+    fresh_ = false;
     return collected;
   }
 
@@ -492,6 +515,33 @@ class resident_field {
     }
     block.launch(compute_);
     close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
+    return collected;
+  }
+
+  // One block of graph_steps_ pushed steps as a graph (captured on the first call): each step
+  // updates every cell and pushes the exchange of the buffer it writes. The block's first step
+  // needs the current buffer's ghosts: the exchange before it when the step before did not push.
+  double launch_pushed_graph(const pushed_fn& pushed) {
+    FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected, false);
+    if (!fresh_) halo_.exchange(compute_, current_.data());
+    if (graph_.empty()) {
+      // As in launch_graph: the capture counts the block's exchanges and swaps the buffers back.
+      graph_first_ = current_.data();
+      graph_ = graph::capture(compute_, [&] {
+        for (std::int64_t s = 0; s < graph_steps_; ++s) {
+          pushed(compute_, current_.data(), next_.data(), step_regions_[0],
+                 halo_.push_next(next_.data()));
+          std::swap(current_, next_);
+        }
+      });
+    } else {
+      halo_.replayed(static_cast<std::size_t>(graph_steps_));
+    }
+    graph_.launch(compute_);
+    close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
+    fresh_ = true;
     return collected;
   }
 
@@ -585,6 +635,8 @@ class resident_field {
   std::size_t steps_ = 0;
   std::size_t covered_ = 0;  // exchanges the timed ones so far stand for
   bool use_graphs_ = false;
+  bool pushes_ = false;  // graphs push their exchanges (pushed_fn)
+  bool fresh_ = false;   // the last step pushed: the current buffer's ghosts are in
   graph graph_;
   graph timed_graph_;                 // graph_'s steps, its first exchange between graph_marks_
   std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_

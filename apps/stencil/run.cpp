@@ -368,6 +368,7 @@ int run_steps(const steps_context& c) {
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
   summary.steps_per_launch = s->steps_per_launch();
+  summary.halo_pushed = s->halo_pushed();
   summary.halo_overlap_used = opts.mode != run_mode::resident ? "n/a"
                               : s->halo_overlapped()          ? "on"
                                                               : "off";
@@ -503,6 +504,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.steps_per_graph = s->steps_per_graph();
   plan.halo_depth = s->steps_per_exchange();
   plan.steps_per_launch = s->steps_per_launch();
+  plan.halo_pushed = s->halo_pushed();
   plan.overlap_off_time_sliced =
       opts.mode == run_mode::resident && opts.halo_overlap == "auto" && !setup.halo_overlap;
   plan.snapshots = output.describe();

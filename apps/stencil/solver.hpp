@@ -106,6 +106,9 @@ class solver {
   [[nodiscard]] virtual int steps_per_exchange() const { return 1; }
   /// @brief Resident steps per kernel launch (2: both steps after an exchange in one launch).
   [[nodiscard]] virtual int steps_per_launch() const { return 1; }
+  /// @brief Resident mode: whether the graphs' steps push their halo exchange from the update
+  /// kernel (resident_field, "Pushed exchanges").
+  [[nodiscard]] virtual bool halo_pushed() const { return false; }
   /// @brief Resident mode: whether the steps update the inner cells while the faces travel.
   [[nodiscard]] virtual bool halo_overlapped() const { return false; }
   /// @brief Streamed mode: the pipeline's chunks, streams and steps per pass, and why ("" in

@@ -51,6 +51,7 @@ struct run_summary {
   std::int64_t steps_per_graph = 0;         ///< rank 0's steps per CUDA graph (0: none)
   int halo_depth = 1;                       ///< resident steps per exchange (--halo-depth)
   int steps_per_launch = 1;                 ///< resident steps per kernel launch
+  bool halo_pushed = false;                 ///< rank 0's graph steps push their exchange
   int ranks = 1;                            ///< MPI ranks
   int nodes = 1;                            ///< nodes (shared-memory domains)
   std::array<int, 3> dims{1, 1, 1};         ///< ranks along x, y, z

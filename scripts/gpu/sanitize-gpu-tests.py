@@ -72,6 +72,13 @@ def app_runs(build):
         "--steps-per-launch", "2"], {}
     # The GPU-ordered IPC path: 8 ranks on one GPU, 3D split (signals on every axis), and
     # jacobi2d's norm read one step late (with a convergence stop that drops a step).
+    # Pushed exchanges (the update kernel writes its faces into the neighbours' ghosts and
+    # signals): 4 ranks along x, 27 steps = 3 graphs and 3 plain steps; 8 ranks split 2x2x2.
+    pushed = {"FUNNEL_HALO_SIGNALS": "kernel", "FUNNEL_HALO_PUSH": "on"}
+    yield "app_heat3d_pushed_4ranks", mpi + ["4", app] + common + [
+        "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1"], pushed
+    yield "app_heat3d_pushed_8ranks", mpi + ["8", app] + common + [
+        "--n", "40,36,32", "--steps", "20", "--dims", "2,2,2"], pushed
     yield "app_heat3d_ipc_8ranks", mpi + ["8", app] + common + [
         "--n", "40,36,32", "--steps", "10", "--halo", "ipc", "--dims", "2,2,2"], {}
     # Deep halos: an exchange every 3 steps (the two buffers alternate) and every 4 (one

@@ -430,6 +430,14 @@ def cmd_gpu(ctx, rest):
                 "time-sliced)" not in out:
             sys.exit(f"FAILED: {ranks} time-sliced ranks: the plan does not say that "
                      "--halo-overlap auto chose the exchange-then-update step")
+        # STENCIL_EXPECT_PLAN / STENCIL_REFUSE_PLAN: text the split runs' plan must (not) hold,
+        # e.g. that their graphs push the exchange from the update kernel.
+        expect = os.environ.get("STENCIL_EXPECT_PLAN")
+        refuse = os.environ.get("STENCIL_REFUSE_PLAN")
+        if expect and expect not in out:
+            sys.exit(f"FAILED: {ranks} ranks: the plan does not say '{expect}'")
+        if refuse and refuse in out:
+            sys.exit(f"FAILED: {ranks} ranks: the plan says '{refuse}'")
         if split != cuda:
             sys.exit(f"FAILED: {ranks} ranks with IPC halos on the GPU differ from 1 rank")
         print(f"OK: {ranks} ranks, IPC halos, bitwise equal to 1 rank on the GPU")

@@ -320,6 +320,22 @@ TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
   p.steps_per_graph = 8;
   const std::string text = fs::format_plan(p);
   EXPECT_NE(text.find("steps: 8 per CUDA graph on rank 0"), std::string::npos) << text;
+  EXPECT_NE(text.find("exchange, then update every cell"), std::string::npos) << text;
+  p.halo_pushed = true;
+  const std::string pushed = fs::format_plan(p);
+  EXPECT_NE(pushed.find("one kernel a step: it updates every cell and pushes its faces"),
+            std::string::npos)
+      << pushed;
+  EXPECT_EQ(pushed.find("exchange, then"), std::string::npos) << pushed;
+}
+
+TEST(StencilSummary, SaysWhetherTheExchangeWasPushed) {
+  fs::run_summary s;
+  s.seconds = 1.0;
+  for (const bool pushed : {false, true}) {
+    s.halo_pushed = pushed;
+    EXPECT_EQ(nlohmann::json::parse(fs::to_json(s)).at("halo_pushed").get<bool>(), pushed);
+  }
 }
 
 TEST(StencilSummary, OutputTimeOnlyWhenSomethingWasWritten) {

@@ -380,6 +380,62 @@ TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
   stream.synchronize();
 }
 
+// Pushed exchanges (halo_exchange::push_next): on CUDA with kernel signals and a two-field cycle
+// the next exchange is handed out in cycle order, one face per neighbour, counted as enqueued;
+// FUNNEL_HALO_PUSH=off (the default) and the host backend never push, and a bad value is
+// refused naming it.
+// (The kernels that push run in the app's GPU tests: stencil_gpu_heat3d_kernel_signals.)
+TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {24, 20, 1}, 1);
+  funnel::memory_pool pool = halo_pool("halo push test", true);
+  funnel::stream stream(test_backend);
+  const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
+  void* a = pool.allocate(stream, bytes);
+  void* b = pool.allocate(stream, bytes);
+  funnel::halo_options o;
+  o.field_cycle = {a, b};
+  ASSERT_EQ(setenv("FUNNEL_HALO_PUSH", "sometimes", 1), 0);
+  try {
+    funnel::halo_exchange refused(d, test_backend, pool, sizeof(float), o);
+    ADD_FAILURE() << "FUNNEL_HALO_PUSH=sometimes was accepted";
+  } catch (const funnel::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("FUNNEL_HALO_PUSH 'sometimes'"), std::string::npos)
+        << e.what();
+  }
+  ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
+  for (const char* push : {"off", "on"}) {
+    ASSERT_EQ(setenv("FUNNEL_HALO_PUSH", push, 1), 0);
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), o);
+    const bool expected = test_backend == funnel::backend_kind::cuda && std::string(push) == "on" &&
+                          !exchange.paths().empty();
+    EXPECT_EQ(exchange.pushable(), expected) << "FUNNEL_HALO_PUSH=" << push;
+    if (!expected) {
+      EXPECT_THROW((void)exchange.push_next(a), funnel::invalid_argument);
+    } else {
+      EXPECT_THROW((void)exchange.push_next(b), funnel::invalid_argument);  // a comes first
+      const funnel::pushed_exchange first = exchange.push_next(a);
+      EXPECT_EQ(first.count, static_cast<int>(exchange.paths().size()));
+      const funnel::pushed_exchange second = exchange.push_next(b);
+      for (int f = 0; f < first.count; ++f) {
+        EXPECT_NE(first.faces[f].dst, second.faces[f].dst) << "face " << f;  // other field
+        EXPECT_EQ(first.faces[f].signal, second.faces[f].signal) << "face " << f;
+        EXPECT_EQ(first.faces[f].hi[0] - first.faces[f].lo[0] == 1 ||
+                      first.faces[f].hi[1] - first.faces[f].lo[1] == 1,
+                  true)
+            << "face " << f << " is not one cell thick";
+      }
+      // Two exchanges are counted: the next one of the cycle is a's again.
+      EXPECT_THROW((void)exchange.push_next(b), funnel::invalid_argument);
+    }
+    exchange.close();
+  }
+  ASSERT_EQ(unsetenv("FUNNEL_HALO_PUSH"), 0);
+  ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
+  pool.deallocate(stream, a, bytes);
+  pool.deallocate(stream, b, bytes);
+  stream.synchronize();
+}
+
 // Fields of a bound cycle must come in cycle order: another order would make the neighbours
 // write into the buffer this rank is not exchanging.
 TEST(HaloExchangeErrors, CycleOrderIsEnforced) {

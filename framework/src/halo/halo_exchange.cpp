@@ -91,6 +91,16 @@ std::chrono::milliseconds stall_timeout(std::chrono::milliseconds given) {
 // costs each client's step about 2 µs of the GPU's front end, one client at a time), unless
 // FUNNEL_HALO_SIGNALS says otherwise: `kernel` or `stream` (tests take both paths with or
 // without MPS), `auto` (the default).
+// FUNNEL_HALO_PUSH: `on` lets halo_exchange::pushable() say yes where it can, `off` (the
+// default) never. Off by default because it measured slower (docs/halo.md, "Pushed exchanges").
+bool push_wanted() {
+  const char* text = std::getenv("FUNNEL_HALO_PUSH");
+  const std::string choice = text == nullptr || *text == '\0' ? "off" : text;
+  FUNNEL_EXPECTS(choice == "on" || choice == "off",
+                 "FUNNEL_HALO_PUSH '" + choice.substr(0, 40) + "' is not allowed (on or off)");
+  return choice == "on";
+}
+
 bool kernel_signals_wanted(backend_kind backend) {
   const char* text = std::getenv("FUNNEL_HALO_SIGNALS");
   const std::string choice = text == nullptr || *text == '\0' ? "auto" : text;
@@ -122,7 +132,8 @@ class halo_exchange::impl {
         element_size_(element_size),
         layout_(d.layout()),
         cycle_(options.field_cycle),
-        steps_per_exchange_(options.steps_per_exchange) {
+        steps_per_exchange_(options.steps_per_exchange),
+        push_wanted_(push_wanted()) {
     FUNNEL_EXPECTS(
         element_size == 4 || element_size == 8,
         "element size " + std::to_string(element_size) + " is not 4 (float) or 8 (double) bytes");
@@ -241,6 +252,32 @@ class halo_exchange::impl {
                        " exchanges is not a multiple of the field cycle's " +
                        std::to_string(cycle_.size()));
     count_ += exchanges;
+  }
+
+  [[nodiscard]] bool pushable() const noexcept {
+    return push_wanted_ && replayable() && cycle_.size() == 2 && steps_per_exchange_ == 1 &&
+           !transports_.empty() &&
+           std::all_of(transports_.begin(), transports_.end(),
+                       [](const auto& t) { return t->pushable(); });
+  }
+
+  pushed_exchange push_next(void* field) {
+    FUNNEL_EXPECTS(pushable(), "halo_exchange::push_next: this exchange cannot be pushed");
+    FUNNEL_EXPECTS(!begun_, "halo_exchange::push_next during an exchange");
+    const auto index = static_cast<std::size_t>(count_ % cycle_.size());
+    FUNNEL_EXPECTS(field == cycle_[index], "halo_exchange::push_next: exchange " +
+                                               std::to_string(count_) + " must be given field " +
+                                               std::to_string(index) + " of the bound cycle");
+    detail::exchange_step step;
+    step.field = field;
+    step.layout = &layout_;
+    step.element_size = element_size_;
+    step.count = count_ + 1;
+    step.field_index = index;
+    pushed_exchange push;
+    for (const auto& t : transports_) t->describe_push(step, push);
+    ++count_;
+    return push;
   }
 
  private:
@@ -441,6 +478,7 @@ class halo_exchange::impl {
   field_layout layout_;
   std::vector<void*> cycle_;
   int steps_per_exchange_;
+  bool push_wanted_;
   comm_owner comm_;
   comm_owner node_comm_;
   int rank_ = 0;
@@ -508,6 +546,13 @@ void halo_exchange::close() {
 }
 
 bool halo_exchange::replayable() const noexcept { return impl_ && impl_->replayable(); }
+
+bool halo_exchange::pushable() const noexcept { return impl_ && impl_->pushable(); }
+
+pushed_exchange halo_exchange::push_next(void* field) {
+  FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
+  return impl_->push_next(field);
+}
 
 void halo_exchange::replayed(std::size_t exchanges) {
   FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");

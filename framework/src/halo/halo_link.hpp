@@ -10,6 +10,7 @@
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
 #include "funnel/halo/neighbor_path.hpp"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/runtime/stream_view.hpp"
 #include "strided_copy.hpp"
 
@@ -85,6 +86,11 @@ class link_transport {
   /// @brief True when the work of post/complete may be captured into a CUDA graph and launched
   /// again: ordered on the GPU, nothing read from the host call (see halo_exchange::replayable).
   [[nodiscard]] virtual bool replayable() const noexcept { return false; }
+  /// @brief True when describe_push() can hand this transport's exchanges to an update kernel
+  /// (see halo_exchange::push_next).
+  [[nodiscard]] virtual bool pushable() const noexcept { return false; }
+  /// @brief Adds this transport's faces of exchange `step` to `push` (pushable() only).
+  virtual void describe_push(const exchange_step& /*step*/, pushed_exchange& /*push*/) const {}
   /// @brief Once per exchange, before any axis.
   virtual void begin(const exchange_step& /*step*/) {}
   /// @brief Starts this transport's transfers along `axis`.

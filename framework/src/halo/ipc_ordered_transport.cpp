@@ -171,6 +171,39 @@ void ipc_ordered_transport::arrive_kernel(const exchange_step& step) {
 #endif
 }
 
+void ipc_ordered_transport::describe_push(const exchange_step& step, pushed_exchange& push) const {
+  FUNNEL_EXPECTS(pushable(), "halo_exchange: these links cannot be pushed by an update kernel");
+  for (std::size_t i = 0; i < links_.size(); ++i) {
+    const halo_link& l = links_[i];
+    const strided_block dst = field_block(remote_[i].fields[step.field_index], l.remote_layout,
+                                          l.remote_region, step.element_size);
+    // The face's interior cells only: an update kernel computes no ghost, so the edge and
+    // corner ghosts that the copies of later axes carry on are not pushed.
+    const box interior = step.layout->interior_box();
+    pushed_face& f = push.faces[push.count++];
+    std::int64_t skip[3];
+    for (int a = 0; a < 3; ++a) {
+      f.lo[a] = std::max(l.send_region.lo[a], interior.lo[a]);
+      f.hi[a] = std::min(l.send_region.hi[a], interior.hi[a]);
+      skip[a] = f.lo[a] - l.send_region.lo[a];
+    }
+    f.dst = static_cast<char*>(dst.base) +
+            static_cast<std::int64_t>(step.element_size) *
+                (skip[2] * dst.stride_z + skip[1] * dst.stride_y + skip[0]);
+    f.dst_sy = dst.stride_y;
+    f.dst_sz = dst.stride_z;
+    f.signal = &remote_[i].signals->written[l.remote_face()];
+    f.wait = &signals_.words()->written[l.face()];
+    f.face = l.face();
+  }
+  const wait_context context = kernel_wait_context();
+  push.exchanges = &context.mine->exchanges;
+  push.ticket = &context.mine->push_ticket;
+  push.stalled = &context.mine->stalled;
+  push.stall_flag = context.stall_flag;
+  push.timeout_ns = context.timeout_ns;
+}
+
 wait_context ipc_ordered_transport::kernel_wait_context() const {
   wait_context context;
   context.mine = signals_.words();

@@ -74,6 +74,12 @@ class ipc_ordered_transport final : public link_transport {
   void complete(const exchange_step& step, int axis) override;
   void release() noexcept override;
   [[nodiscard]] bool replayable() const noexcept override { return kernel_signals_; }
+  /// Kernel signals, a cycle of two or more fields and one step per exchange: the written
+  /// words alone order the copies, which an update kernel can then push (pushed_exchange.hpp).
+  [[nodiscard]] bool pushable() const noexcept override {
+    return kernel_signals_ && !arrive_first_ && !links_.empty();
+  }
+  void describe_push(const exchange_step& step, pushed_exchange& push) const override;
 
  private:
   struct remote {

@@ -23,7 +23,8 @@ struct signal_words {
   std::uint64_t consumed[6];
   std::uint64_t exchanges;
   std::uint32_t tickets[3];
-  std::uint32_t stalled;  ///< kernel signals: face + 1 of a wait that gave up (0: none)
+  std::uint32_t stalled;      ///< kernel signals: face + 1 of a wait that gave up (0: none)
+  std::uint32_t push_ticket;  ///< blocks of a pushing update kernel done (pushed_exchange)
 };
 
 class signal_block {

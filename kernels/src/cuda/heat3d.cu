@@ -25,6 +25,8 @@
 
 #include "detail/backends.hpp"
 #include "funnel/error.hpp"
+#include "funnel/halo/detail/pushed_exchange.cuh"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/kernels/detail/stencil_arithmetic.hpp"
 #include "launch_geometry.cuh"
 #include "vector_rows.cuh"
@@ -68,11 +70,14 @@ __device__ inline uint3 swizzled(unsigned block, const block_grid& grid) {
 }  // namespace
 }  // namespace detail::cuda
 
-/// The 3D heat kernel (named funnel::kernels::heat3d_3d in profiles).
-template <class T, int P, int K, bool Swizzled>
-__global__ void __launch_bounds__(detail::cuda::block_threads_3d)
-    heat3d_3d(const T* __restrict__ in, T* __restrict__ out, detail::cuda::region_geometry g,
-              detail::cuda::block_grid grid, T c) {
+namespace detail::cuda {
+
+/// The cells of one thread of the 3D kernel; with `push` (Push) each value on a face of the
+/// pushed exchange also goes into the neighbour's ghosts.
+template <class T, int P, int K, bool Swizzled, bool Push>
+__device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __restrict__ out,
+                                                const region_geometry& g, const block_grid& grid,
+                                                T c, const pushed_exchange* push) {
   const uint3 b = Swizzled ? detail::cuda::swizzled(blockIdx.x, grid) : blockIdx;
   // The first column of P cells starts at lo[0] rounded down to a multiple of P, so that every
   // thread's cells are aligned for one vector load; cells outside [lo, hi) are not written.
@@ -90,9 +95,11 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
       for (int p = 0; p < P; ++p) {
         if (i0 + p < g.lo[0] || i0 + p >= g.hi[0]) continue;
         const std::int64_t idx = (k - k0) * sz + base + p;
-        out[idx] = detail::heat_update_3d(__ldg(in + idx), __ldg(in + idx - 1), __ldg(in + idx + 1),
-                                          __ldg(in + idx - sy), __ldg(in + idx + sy),
-                                          __ldg(in + idx - sz), __ldg(in + idx + sz), c);
+        const T value = heat_update_3d(__ldg(in + idx), __ldg(in + idx - 1), __ldg(in + idx + 1),
+                                       __ldg(in + idx - sy), __ldg(in + idx + sy),
+                                       __ldg(in + idx - sz), __ldg(in + idx + sz), c);
+        out[idx] = value;
+        if constexpr (Push) funnel::detail::push_value(*push, i0 + p, j, k, value);
       }
     }
     return;
@@ -111,12 +118,18 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
 #pragma unroll
   for (int q = 0; q < K; ++q) {
     const std::int64_t idx = base + q * sz;
-    detail::cuda::load_row<P>(in + idx - sy, ym[q]);
-    detail::cuda::load_row<P>(in + idx + sy, yp[q]);
+    load_row<P>(in + idx - sy, ym[q]);
+    load_row<P>(in + idx + sy, yp[q]);
     xm[q] = __ldg(in + idx + left);
     xp[q] = __ldg(in + idx + right);
   }
   const bool all_inside = i0 >= g.lo[0] && i0 + P <= g.hi[0];
+  bool touches = false;
+  if constexpr (Push) {
+    const std::int64_t lo[3] = {i0 < g.lo[0] ? g.lo[0] : i0, j, k0};
+    const std::int64_t hi[3] = {i0 + P > g.hi[0] ? g.hi[0] : i0 + P, j + 1, k0 + K};
+    touches = funnel::detail::touches_face(*push, lo, hi);
+  }
 #pragma unroll
   for (int q = 0; q < K; ++q) {
     T value[P];
@@ -124,12 +137,22 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
     for (int p = 0; p < P; ++p) {
       const T west = p == 0 ? xm[q] : column[q + 1][p - 1];
       const T east = p == P - 1 ? xp[q] : column[q + 1][p + 1];
-      value[p] = detail::heat_update_3d(column[q + 1][p], west, east, ym[q][p], yp[q][p],
-                                        column[q][p], column[q + 2][p], c);
+      value[p] = heat_update_3d(column[q + 1][p], west, east, ym[q][p], yp[q][p], column[q][p],
+                                column[q + 2][p], c);
+    }
+    if constexpr (Push) {
+      if (touches) {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+          if (i0 + p >= g.lo[0] && i0 + p < g.hi[0]) {
+            funnel::detail::push_value(*push, i0 + p, j, k0 + q, value[p]);
+          }
+        }
+      }
     }
     T* const row = out + base + q * sz;
     if (all_inside) {
-      detail::cuda::store_row<P>(row, value);
+      store_row<P>(row, value);
       continue;
     }
 #pragma unroll
@@ -139,21 +162,66 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
   }
 }
 
+}  // namespace detail::cuda
+
+/// The 3D heat kernel (named funnel::kernels::heat3d_3d in profiles).
+template <class T, int P, int K, bool Swizzled>
+__global__ void __launch_bounds__(detail::cuda::block_threads_3d)
+    heat3d_3d(const T* __restrict__ in, T* __restrict__ out, detail::cuda::region_geometry g,
+              detail::cuda::block_grid grid, T c) {
+  detail::cuda::heat3d_3d_cells<T, P, K, Swizzled, false>(in, out, g, grid, c, nullptr);
+}
+
+/// The 3D heat kernel that also does a pushed exchange (named funnel::kernels::heat3d_3d_pushed).
+template <class T, int P, int K, bool Swizzled>
+__global__ void __launch_bounds__(detail::cuda::block_threads_3d)
+    heat3d_3d_pushed(const T* __restrict__ in, T* __restrict__ out, detail::cuda::region_geometry g,
+                     detail::cuda::block_grid grid, T c, pushed_exchange push) {
+  detail::cuda::heat3d_3d_cells<T, P, K, Swizzled, true>(in, out, g, grid, c, &push);
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) funnel::detail::pushed_block_done(push);
+}
+
+namespace detail::cuda {
+
+/// The cell of one thread of the 2D and 1D kernels (pushed as in heat3d_3d_cells).
+template <class T, int Dims, bool Push>
+__device__ __forceinline__ void heat3d_flat_cell(const T* __restrict__ in, T* __restrict__ out,
+                                                 const region_geometry& g, T c,
+                                                 const pushed_exchange* push) {
+  const std::int64_t i = g.lo[0] + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const std::int64_t j = g.lo[1] + static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  if (i >= g.hi[0] || j >= g.hi[1]) return;
+  const std::int64_t idx = j * g.sy + i;
+  T value;
+  if constexpr (Dims == 2) {
+    value = heat_update_2d(__ldg(in + idx), __ldg(in + idx - 1), __ldg(in + idx + 1),
+                           __ldg(in + idx - g.sy), __ldg(in + idx + g.sy), c);
+  } else {
+    value = heat_update_1d(__ldg(in + i), __ldg(in + i - 1), __ldg(in + i + 1), c);
+  }
+  out[idx] = value;
+  if constexpr (Push) funnel::detail::push_value(*push, i, j, std::int64_t{0}, value);
+}
+
+}  // namespace detail::cuda
+
 /// The 2D and 1D heat kernels: one thread per cell (named funnel::kernels::heat3d_flat).
 template <class T, int Dims>
 __global__ void __launch_bounds__(detail::cuda::block_threads)
     heat3d_flat(const T* __restrict__ in, T* __restrict__ out, detail::cuda::region_geometry g,
                 T c) {
-  const std::int64_t i = g.lo[0] + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t j = g.lo[1] + static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-  if (i >= g.hi[0] || j >= g.hi[1]) return;
-  if constexpr (Dims == 2) {
-    const std::int64_t idx = j * g.sy + i;
-    out[idx] = detail::heat_update_2d(__ldg(in + idx), __ldg(in + idx - 1), __ldg(in + idx + 1),
-                                      __ldg(in + idx - g.sy), __ldg(in + idx + g.sy), c);
-  } else {
-    out[i] = detail::heat_update_1d(__ldg(in + i), __ldg(in + i - 1), __ldg(in + i + 1), c);
-  }
+  detail::cuda::heat3d_flat_cell<T, Dims, false>(in, out, g, c, nullptr);
+}
+
+/// The 2D and 1D heat kernels with a pushed exchange (funnel::kernels::heat3d_flat_pushed).
+template <class T, int Dims>
+__global__ void __launch_bounds__(detail::cuda::block_threads)
+    heat3d_flat_pushed(const T* __restrict__ in, T* __restrict__ out,
+                       detail::cuda::region_geometry g, T c, pushed_exchange push) {
+  detail::cuda::heat3d_flat_cell<T, Dims, true>(in, out, g, c, &push);
+  __syncthreads();
+  if (threadIdx.x == 0 && threadIdx.y == 0) funnel::detail::pushed_block_done(push);
 }
 
 namespace detail::cuda {
@@ -183,7 +251,8 @@ dim3 block_shape_for(std::int64_t cells_x, std::int64_t rows, int cells_per_thre
 }
 
 template <class T, int P, int K, bool Swizzled>
-void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
+void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c,
+               const pushed_exchange* push) {
   const std::int64_t first_x = (g.lo[0] / P) * P;
   const dim3 block = block_shape_for(g.hi[0] - first_x, g.hi[1] - g.lo[1], P);
   const auto tile_x = static_cast<int>(block.x);
@@ -191,16 +260,17 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   block_grid grid{blocks_for(g.hi[0] - first_x, tile_x * P), blocks_for(g.hi[1] - g.lo[1], tile_y),
                   blocks_for(g.hi[2] - g.lo[2], K),
                   std::max(1U, group_rows / static_cast<unsigned>(tile_y))};
-  if constexpr (Swizzled) {
-    heat3d_3d<T, P, K, true><<<grid.x * grid.y * grid.z, block, 0, stream>>>(in, out, g, grid, c);
+  const dim3 blocks = Swizzled ? dim3(grid.x * grid.y * grid.z) : dim3(grid.x, grid.y, grid.z);
+  if (push != nullptr) {
+    heat3d_3d_pushed<T, P, K, Swizzled><<<blocks, block, 0, stream>>>(in, out, g, grid, c, *push);
   } else {
-    heat3d_3d<T, P, K, false>
-        <<<dim3(grid.x, grid.y, grid.z), block, 0, stream>>>(in, out, g, grid, c);
+    heat3d_3d<T, P, K, Swizzled><<<blocks, block, 0, stream>>>(in, out, g, grid, c);
   }
 }
 
 template <class T, int P>
-void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
+void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c,
+               const pushed_exchange* push) {
   // A swizzled launch is one-dimensional: keep it under the 2^31 - 1 block limit (bounded by
   // the narrowest blocks' x count times the widest blocks' y count).
   const double blocks = double(blocks_for(g.hi[0] - g.lo[0] + P, narrowest_tile_x * P)) *
@@ -209,26 +279,55 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   const bool large =
       g.sz * static_cast<std::int64_t>(sizeof(T)) > large_plane_bytes && blocks < 2.0e9;
   if (large) {
-    launch_3d<T, P, 4, true>(stream, g, in, out, c);
+    launch_3d<T, P, 4, true>(stream, g, in, out, c, push);
   } else {
-    launch_3d<T, P, 2, false>(stream, g, in, out, c);
+    launch_3d<T, P, 2, false>(stream, g, in, out, c, push);
   }
 }
 
 template <class T>
-void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c) {
+void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c,
+               const pushed_exchange* push) {
   const int width = vector_width(g, in, out);
   if constexpr (sizeof(T) == 4) {  // only float has four values to a 16-byte vector
     if (width == 4) {
-      launch_3d<T, 4>(stream, g, in, out, c);
+      launch_3d<T, 4>(stream, g, in, out, c, push);
       return;
     }
   }
   if (width == 2) {
-    launch_3d<T, 2>(stream, g, in, out, c);
+    launch_3d<T, 2>(stream, g, in, out, c, push);
   } else {
-    launch_3d<T, 1>(stream, g, in, out, c);
+    launch_3d<T, 1>(stream, g, in, out, c, push);
   }
+}
+
+// heat3d_step, and heat3d_step_pushed when `push` is not null.
+template <class T>
+void launch_step(stream_view stream, const field_layout& layout, const T* in, T* out,
+                 const box& region, T c, const pushed_exchange* push) {
+  const region_geometry g = make_geometry(layout, region);
+  if (layout.allocated(2) > 1) {
+    launch_3d(native(stream), g, in, out, c, push);
+  } else {
+    const bool plane = layout.allocated(1) > 1;
+    const dim3 grid = plane ? dim3(blocks_for(region.extent(0), block_x),
+                                   blocks_for(region.extent(1), block_y), 1)
+                            : dim3(blocks_for(region.extent(0), block_threads));
+    const dim3 block = plane ? dim3(block_x, block_y, 1) : dim3(block_threads);
+    if (push != nullptr) {
+      if (plane) {
+        heat3d_flat_pushed<T, 2><<<grid, block, 0, native(stream)>>>(in, out, g, c, *push);
+      } else {
+        heat3d_flat_pushed<T, 1><<<grid, block, 0, native(stream)>>>(in, out, g, c, *push);
+      }
+    } else if (plane) {
+      heat3d_flat<T, 2><<<grid, block, 0, native(stream)>>>(in, out, g, c);
+    } else {
+      heat3d_flat<T, 1><<<grid, block, 0, native(stream)>>>(in, out, g, c);
+    }
+  }
+  FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::kernels::heat3d launch");
 }
 
 }  // namespace
@@ -237,24 +336,23 @@ template <class T>
 void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c) {
   if (region.empty()) return;
-  const region_geometry g = make_geometry(layout, region);
-  if (layout.allocated(2) > 1) {
-    launch_3d(native(stream), g, in, out, c);
-  } else if (layout.allocated(1) > 1) {
-    const dim3 grid(blocks_for(region.extent(0), block_x), blocks_for(region.extent(1), block_y),
-                    1);
-    heat3d_flat<T, 2><<<grid, dim3(block_x, block_y, 1), 0, native(stream)>>>(in, out, g, c);
-  } else {
-    heat3d_flat<T, 1><<<dim3(blocks_for(region.extent(0), block_threads)), dim3(block_threads), 0,
-                        native(stream)>>>(in, out, g, c);
-  }
-  FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::kernels::heat3d launch");
+  launch_step(stream, layout, in, out, region, c, nullptr);
+}
+
+template <class T>
+void heat3d_step_pushed(stream_view stream, const field_layout& layout, const T* in, T* out,
+                        const box& region, T c, const pushed_exchange& push) {
+  launch_step(stream, layout, in, out, region, c, &push);
 }
 
 template void heat3d_step<float>(stream_view, const field_layout&, const float*, float*, const box&,
                                  float);
 template void heat3d_step<double>(stream_view, const field_layout&, const double*, double*,
                                   const box&, double);
+template void heat3d_step_pushed<float>(stream_view, const field_layout&, const float*, float*,
+                                        const box&, float, const pushed_exchange&);
+template void heat3d_step_pushed<double>(stream_view, const field_layout&, const double*, double*,
+                                         const box&, double, const pushed_exchange&);
 
 }  // namespace detail::cuda
 }  // namespace funnel::kernels

@@ -7,6 +7,7 @@
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/kernels/heat3d_block_shape.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/stream_view.hpp"
@@ -60,6 +61,9 @@ namespace cuda {
 template <class T>
 void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c);
+template <class T>
+void heat3d_step_pushed(stream_view stream, const field_layout& layout, const T* in, T* out,
+                        const box& region, T c, const pushed_exchange& push);
 /// `shape`: one of heat3d_two_steps_shapes(), its planes resolved.
 template <class T>
 void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,

@@ -68,6 +68,30 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
 }
 
 template <class T>
+void heat3d_step_pushed(stream_view stream, implementation impl, const field_layout& layout,
+                        const T* in, T* out, const box& region, heat3d_params<T> params,
+                        const pushed_exchange& push) {
+  constexpr const char* kernel = "funnel::kernels::heat3d_step_pushed";
+  if (impl != implementation::cuda) {
+    throw unsupported(std::string(kernel) + ": the " + to_string(impl) +
+                      " implementation cannot push an exchange (cuda only)");
+  }
+  detail::check_stream(stream, impl, kernel);
+  detail::stencil_dims(layout, kernel);
+  FUNNEL_EXPECTS(detail::check_region(layout, region, kernel),
+                 std::string(kernel) + ": an empty region would never signal the neighbours");
+  detail::check_arrays(layout, in, out, sizeof(T), kernel);
+  const T c = checked_coefficient(params, kernel);
+#if FUNNEL_KERNELS_WITH_CUDA
+  detail::cuda::heat3d_step_pushed(stream, layout, in, out, region, c, push);
+#else
+  (void)c;
+  (void)push;
+  not_compiled(impl);
+#endif
+}
+
+template <class T>
 void heat3d_two_steps(stream_view stream, implementation impl, const field_layout& layout,
                       const T* in, T* out, const box& first, const box& second,
                       heat3d_params<T> params) {
@@ -206,6 +230,8 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
 #define FUNNEL_KERNELS_INSTANTIATE_HEAT3D(T)                                                      \
   template void heat3d_step<T>(stream_view, implementation, const field_layout&, const T*, T*,    \
                                const box&, heat3d_params<T>);                                     \
+  template void heat3d_step_pushed<T>(stream_view, implementation, const field_layout&, const T*, \
+                                      T*, const box&, heat3d_params<T>, const pushed_exchange&);  \
   template void heat3d_two_steps<T>(stream_view, implementation, const field_layout&, const T*,   \
                                     T*, const box&, const box&, heat3d_params<T>);                \
   template void heat3d_two_steps<T>(stream_view, const field_layout&, const T*, T*, const box&,   \

@@ -14,6 +14,7 @@
 #include "funnel/halo/halo_method.hpp"
 #include "funnel/halo/halo_options.hpp"
 #include "funnel/halo/neighbor_path.hpp"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/memory/memory_pool.hpp"
 #include "funnel/runtime/backend_kind.hpp"
 #include "funnel/runtime/event.hpp"
@@ -176,6 +177,26 @@ class halo_exchange {
    * that is not such a multiple
    */
   void replayed(std::size_t exchanges);
+
+  /**
+   * @brief True when push_next() can hand the next exchanges to the update kernel: replayable(),
+   * a cycle of two fields, one step per exchange, and every neighbour an `ipc-ordered` one
+   * (so at least one), and FUNNEL_HALO_PUSH=on (`off`, the default, never pushes: on an H200
+   * the pushed steps measured slower, docs/halo.md, "Pushed exchanges").
+   */
+  [[nodiscard]] bool pushable() const noexcept;
+  /**
+   * @brief The next exchange, of `field`, as the update kernel that writes `field` does it: that
+   * kernel pushes its face cells into the neighbours' ghosts as it computes them and signals when
+   * done (pushed_exchange.hpp; kernels::heat3d_step_pushed). Counts the exchange as enqueued, as
+   * exchange() would; the caller must launch exactly one such kernel for it, on the stream of the
+   * exchanges, after every read of `field`'s ghosts of the exchange before in the cycle and before
+   * any read of the ghosts this one fills. Enqueues nothing. Only faces are filled, not edge or
+   * corner ghosts.
+   * @param field the field that follows the last exchanged one in the cycle
+   * @throw funnel::invalid_argument when not pushable(), during an exchange, or for another field
+   */
+  [[nodiscard]] pushed_exchange push_next(void* field);
 
   /// @brief Every neighbour and its path, in axis then side order.
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;

@@ -3,50 +3,20 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cuda/atomic>
 
 #include "../kernel_signals.hpp"
 #include "copy_cells.cuh"
 #include "funnel/error.hpp"
+#include "funnel/halo/detail/pushed_exchange.cuh"
 
 namespace funnel::detail {
 namespace {
 
-using word = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+using word = device_signal;
 
-__device__ unsigned long long& as_ull(std::uint64_t* w) {
-  return *reinterpret_cast<unsigned long long*>(w);
-}
-
-__device__ std::uint64_t now_ns() {
-  std::uint64_t t = 0;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
-// Waits until `*w >= value`; false when the rank already gave up a wait or this one times out
-// (then the face is written to the pinned stall word).
+// Waits until `*w >= value` (wait_for_signal with the rank's stall words).
 __device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const wait_context& a) {
-  // The device copy of the stall word: a look at pinned host memory would put a PCIe round
-  // trip on every step's critical path.
-  volatile std::uint32_t* gave_up = &a.mine->stalled;
-  if (*gave_up != 0) return false;
-  word signal(as_ull(w));
-  const std::uint64_t start = now_ns();
-  unsigned pause = 32;
-  while (signal.load(cuda::memory_order_acquire) < value) {
-    if (now_ns() - start > a.timeout_ns) {
-      *gave_up = static_cast<std::uint32_t>(face + 1);
-      *static_cast<volatile std::uint32_t*>(a.stall_flag) = static_cast<std::uint32_t>(face + 1);
-      __threadfence_system();
-      return false;
-    }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700
-    __nanosleep(pause);  // older GPUs have no sleep: they look again at once
-#endif
-    pause = min(pause * 2, 256U);
-  }
-  return true;
+  return wait_for_signal(w, value, face, &a.mine->stalled, a.stall_flag, a.timeout_ns);
 }
 
 // The last block of the grid to finish its copies signals and waits (a ticket per axis in the
@@ -60,7 +30,7 @@ __device__ void signal_and_wait(const axis_signals& a) {
   __threadfence();  // every block's copies are visible before the signals
   const std::uint64_t c = mine->exchanges + 1;
   for (auto* s : a.signal) {
-    if (s != nullptr) word(as_ull(s)).store(c, cuda::memory_order_release);
+    if (s != nullptr) word(as_signal(s)).store(c, cuda::memory_order_release);
   }
   for (int i = 0; i < 2; ++i) {
     if (a.wait[i] != nullptr && !wait_for(a.wait[i], c, a.wait_face[i], a.context)) break;
@@ -85,7 +55,7 @@ __global__ void arrive_kernel(arrival_signals a) {
   const std::uint64_t done = a.context.mine->exchanges;  // c - 1
   __threadfence();
   for (int i = 0; i < a.count; ++i)
-    word(as_ull(a.signal[i])).store(done, cuda::memory_order_release);
+    word(as_signal(a.signal[i])).store(done, cuda::memory_order_release);
   for (int i = 0; i < a.count; ++i) {
     if (!wait_for(a.wait[i], done, a.wait_face[i], a.context)) break;
   }

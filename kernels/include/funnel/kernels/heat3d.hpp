@@ -17,6 +17,7 @@
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
+#include "funnel/halo/pushed_exchange.hpp"
 #include "funnel/kernels/error_norms.hpp"
 #include "funnel/kernels/heat3d_block_shape.hpp"
 #include "funnel/kernels/heat3d_params.hpp"
@@ -50,6 +51,24 @@ namespace funnel::kernels {
 template <class T>
 void heat3d_step(stream_view stream, implementation impl, const field_layout& layout, const T* in,
                  T* out, const box& region, heat3d_params<T> params);
+
+/**
+ * @brief heat3d_step that also does an exchange (cuda only): every new value on a face of
+ * `push` goes into the neighbour's ghosts as well, and the kernel's last block signals the
+ * neighbours and waits for theirs (see pushed_exchange.hpp and halo_exchange::push_next). Many
+ * ranks sharing one GPU then pay one launch per step instead of two (docs/halo.md, "Pushed
+ * exchanges"). The values are those of heat3d_step, bitwise.
+ *
+ * @param push the exchange, from halo_exchange::push_next(out); cells of its faces outside
+ * `region` are not pushed
+ * @param region must not be empty (the launch is what signals the neighbours)
+ * @throw funnel::unsupported for `host` or `kokkos`, or without CUDA in this build; otherwise
+ * what heat3d_step throws
+ */
+template <class T>
+void heat3d_step_pushed(stream_view stream, implementation impl, const field_layout& layout,
+                        const T* in, T* out, const box& region, heat3d_params<T> params,
+                        const pushed_exchange& push);
 
 /**
  * @brief Two explicit Euler steps in one launch (3D only): the field `mid` is `out` with the
