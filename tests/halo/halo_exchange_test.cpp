@@ -380,6 +380,29 @@ TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
   stream.synchronize();
 }
 
+// Two float fields of `d`'s layout from an exportable pool, for the tests of a field cycle; freed
+// (stream-ordered) at the end of the scope.
+struct two_fields {
+  two_fields(const funnel::cartesian_decomposition& d, const std::string& name)
+      : pool(halo_pool(name, true)),
+        stream(test_backend),
+        bytes(static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float)),
+        a(pool.allocate(stream, bytes)),
+        b(pool.allocate(stream, bytes)) {}
+  ~two_fields() {
+    pool.deallocate(stream, a, bytes);
+    pool.deallocate(stream, b, bytes);
+    stream.synchronize();
+  }
+  two_fields(const two_fields&) = delete;
+  two_fields& operator=(const two_fields&) = delete;
+  funnel::memory_pool pool;
+  funnel::stream stream;
+  std::size_t bytes;
+  void* a;
+  void* b;
+};
+
 // Pushed exchanges (halo_exchange::push_next): on CUDA with kernel signals and a two-field cycle
 // the next exchange is handed out in cycle order, one face per neighbour, counted as enqueued;
 // FUNNEL_HALO_PUSH=off (the default) and the host backend never push, and a bad value is
@@ -387,11 +410,10 @@ TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
 // (The kernels that push run in the app's GPU tests: stencil_gpu_heat3d_kernel_signals.)
 TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {24, 20, 1}, 1);
-  funnel::memory_pool pool = halo_pool("halo push test", true);
-  funnel::stream stream(test_backend);
-  const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
-  void* a = pool.allocate(stream, bytes);
-  void* b = pool.allocate(stream, bytes);
+  two_fields fields(d, "halo push test");
+  funnel::memory_pool& pool = fields.pool;
+  void* a = fields.a;
+  void* b = fields.b;
   funnel::halo_options o;
   o.field_cycle = {a, b};
   ASSERT_EQ(setenv("FUNNEL_HALO_PUSH", "sometimes", 1), 0);
@@ -431,20 +453,17 @@ TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
   }
   ASSERT_EQ(unsetenv("FUNNEL_HALO_PUSH"), 0);
   ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
-  pool.deallocate(stream, a, bytes);
-  pool.deallocate(stream, b, bytes);
-  stream.synchronize();
 }
 
 // Fields of a bound cycle must come in cycle order: another order would make the neighbours
 // write into the buffer this rank is not exchanging.
 TEST(HaloExchangeErrors, CycleOrderIsEnforced) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
-  funnel::memory_pool pool = halo_pool("halo test");
-  funnel::stream stream(test_backend);
-  const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * sizeof(float);
-  void* a = pool.allocate(stream, bytes);
-  void* b = pool.allocate(stream, bytes);
+  two_fields fields(d, "halo test");
+  funnel::memory_pool& pool = fields.pool;
+  funnel::stream& stream = fields.stream;
+  void* a = fields.a;
+  void* b = fields.b;
   {
     funnel::halo_options o;
     o.field_cycle = {a, b};
@@ -461,9 +480,6 @@ TEST(HaloExchangeErrors, CycleOrderIsEnforced) {
     EXPECT_THROW(funnel::halo_exchange(d, test_backend, pool, sizeof(float), five),
                  funnel::invalid_argument);
   }
-  pool.deallocate(stream, a, bytes);
-  pool.deallocate(stream, b, bytes);
-  stream.synchronize();
 }
 
 // A rank that stops taking part: its neighbours' waits (host waits on the host backend, the

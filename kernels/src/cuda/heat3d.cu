@@ -73,9 +73,10 @@ __device__ inline uint3 swizzled(unsigned block, const block_grid& grid) {
 namespace detail::cuda {
 
 /// The cells of one thread of the 3D kernel; with `push` (Push) each value on a face of the
-/// pushed exchange also goes into the neighbour's ghosts.
+/// pushed exchange also goes into the neighbour's ghosts. Returns whether the thread holds such
+/// a cell (false without Push).
 template <class T, int P, int K, bool Swizzled, bool Push>
-__device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __restrict__ out,
+__device__ __forceinline__ bool heat3d_3d_cells(const T* __restrict__ in, T* __restrict__ out,
                                                 const region_geometry& g, const block_grid& grid,
                                                 T c, const pushed_exchange* push) {
   const uint3 b = Swizzled ? detail::cuda::swizzled(blockIdx.x, grid) : blockIdx;
@@ -85,10 +86,17 @@ __device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __r
       (g.lo[0] / P) * P + (static_cast<std::int64_t>(b.x) * blockDim.x + threadIdx.x) * P;
   const std::int64_t j = g.lo[1] + static_cast<std::int64_t>(b.y) * blockDim.y + threadIdx.y;
   const std::int64_t k0 = g.lo[2] + static_cast<std::int64_t>(b.z) * K;
-  if (i0 >= g.hi[0] || j >= g.hi[1]) return;
+  if (i0 >= g.hi[0] || j >= g.hi[1]) return false;
   const std::int64_t sy = g.sy;
   const std::int64_t sz = g.sz;
   const std::int64_t base = k0 * sz + j * sy + i0;
+  bool touches = false;
+  if constexpr (Push) {
+    const std::int64_t lo[3] = {i0 < g.lo[0] ? g.lo[0] : i0, j, k0};
+    const std::int64_t hi[3] = {i0 + P > g.hi[0] ? g.hi[0] : i0 + P, j + 1,
+                                k0 + K > g.hi[2] ? g.hi[2] : k0 + K};
+    touches = funnel::detail::touches_face(*push, lo, hi);
+  }
 
   if (k0 + K > g.hi[2]) {  // the last, shorter z-chunk: cell by cell
     for (std::int64_t k = k0; k < g.hi[2]; ++k) {
@@ -99,10 +107,12 @@ __device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __r
                                        __ldg(in + idx - sy), __ldg(in + idx + sy),
                                        __ldg(in + idx - sz), __ldg(in + idx + sz), c);
         out[idx] = value;
-        if constexpr (Push) funnel::detail::push_value(*push, i0 + p, j, k, value);
+        if constexpr (Push) {
+          if (touches) funnel::detail::push_value(*push, i0 + p, j, k, value);
+        }
       }
     }
-    return;
+    return touches;
   }
 
   // x-neighbours of the first and last cell, kept inside the row's halo for masked cells.
@@ -124,12 +134,6 @@ __device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __r
     xp[q] = __ldg(in + idx + right);
   }
   const bool all_inside = i0 >= g.lo[0] && i0 + P <= g.hi[0];
-  bool touches = false;
-  if constexpr (Push) {
-    const std::int64_t lo[3] = {i0 < g.lo[0] ? g.lo[0] : i0, j, k0};
-    const std::int64_t hi[3] = {i0 + P > g.hi[0] ? g.hi[0] : i0 + P, j + 1, k0 + K};
-    touches = funnel::detail::touches_face(*push, lo, hi);
-  }
 #pragma unroll
   for (int q = 0; q < K; ++q) {
     T value[P];
@@ -160,6 +164,7 @@ __device__ __forceinline__ void heat3d_3d_cells(const T* __restrict__ in, T* __r
       if (i0 + p >= g.lo[0] && i0 + p < g.hi[0]) row[p] = value[p];
     }
   }
+  return touches;
 }
 
 }  // namespace detail::cuda
@@ -176,22 +181,27 @@ __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
 template <class T, int P, int K, bool Swizzled>
 __global__ void __launch_bounds__(detail::cuda::block_threads_3d)
     heat3d_3d_pushed(const T* __restrict__ in, T* __restrict__ out, detail::cuda::region_geometry g,
-                     detail::cuda::block_grid grid, T c, pushed_exchange push) {
-  detail::cuda::heat3d_3d_cells<T, P, K, Swizzled, true>(in, out, g, grid, c, &push);
-  __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0) funnel::detail::pushed_block_done(push);
+                     detail::cuda::block_grid grid, T c, pushed_exchange push,
+                     unsigned pushing_blocks) {
+  const bool mine =
+      detail::cuda::heat3d_3d_cells<T, P, K, Swizzled, true>(in, out, g, grid, c, &push);
+  // Only the blocks holding face cells (the only ones that push, and the only ones that read
+  // ghosts a neighbour writes) take a ticket; the last of them signals.
+  if (__syncthreads_or(mine) != 0 && threadIdx.x == 0 && threadIdx.y == 0) {
+    funnel::detail::pushed_block_done(push, pushing_blocks);
+  }
 }
 
 namespace detail::cuda {
 
 /// The cell of one thread of the 2D and 1D kernels (pushed as in heat3d_3d_cells).
 template <class T, int Dims, bool Push>
-__device__ __forceinline__ void heat3d_flat_cell(const T* __restrict__ in, T* __restrict__ out,
+__device__ __forceinline__ bool heat3d_flat_cell(const T* __restrict__ in, T* __restrict__ out,
                                                  const region_geometry& g, T c,
                                                  const pushed_exchange* push) {
   const std::int64_t i = g.lo[0] + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const std::int64_t j = g.lo[1] + static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
-  if (i >= g.hi[0] || j >= g.hi[1]) return;
+  if (i >= g.hi[0] || j >= g.hi[1]) return false;
   const std::int64_t idx = j * g.sy + i;
   T value;
   if constexpr (Dims == 2) {
@@ -201,7 +211,15 @@ __device__ __forceinline__ void heat3d_flat_cell(const T* __restrict__ in, T* __
     value = heat_update_1d(__ldg(in + i), __ldg(in + i - 1), __ldg(in + i + 1), c);
   }
   out[idx] = value;
-  if constexpr (Push) funnel::detail::push_value(*push, i, j, std::int64_t{0}, value);
+  if constexpr (Push) {
+    const std::int64_t lo[3] = {i, j, 0};
+    const std::int64_t hi[3] = {i + 1, j + 1, 1};
+    if (funnel::detail::touches_face(*push, lo, hi)) {
+      funnel::detail::push_value(*push, i, j, std::int64_t{0}, value);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace detail::cuda
@@ -218,10 +236,12 @@ __global__ void __launch_bounds__(detail::cuda::block_threads)
 template <class T, int Dims>
 __global__ void __launch_bounds__(detail::cuda::block_threads)
     heat3d_flat_pushed(const T* __restrict__ in, T* __restrict__ out,
-                       detail::cuda::region_geometry g, T c, pushed_exchange push) {
-  detail::cuda::heat3d_flat_cell<T, Dims, true>(in, out, g, c, &push);
-  __syncthreads();
-  if (threadIdx.x == 0 && threadIdx.y == 0) funnel::detail::pushed_block_done(push);
+                       detail::cuda::region_geometry g, T c, pushed_exchange push,
+                       unsigned pushing_blocks) {
+  const bool mine = detail::cuda::heat3d_flat_cell<T, Dims, true>(in, out, g, c, &push);
+  if (__syncthreads_or(mine) != 0 && threadIdx.x == 0 && threadIdx.y == 0) {
+    funnel::detail::pushed_block_done(push, pushing_blocks);
+  }
 }
 
 namespace detail::cuda {
@@ -250,6 +270,46 @@ dim3 block_shape_for(std::int64_t cells_x, std::int64_t rows, int cells_per_thre
   return dim3(static_cast<unsigned>(best), static_cast<unsigned>(block_threads_3d / best), 1);
 }
 
+// How many blocks of a launch hold a cell of a face of `push` inside `g`: block (b0, b1, b2)
+// covers cells [origin + b * size, origin + (b + 1) * size) along each axis, b < count. By
+// inclusion and exclusion over the faces' boxes of block indices (at most 6 faces).
+unsigned pushing_blocks(const pushed_exchange& push, const region_geometry& g,
+                        const std::int64_t origin[3], const std::int64_t size[3],
+                        const unsigned count[3]) {
+  std::int64_t lo[6][3];
+  std::int64_t hi[6][3];
+  for (int f = 0; f < push.count; ++f) {
+    for (int a = 0; a < 3; ++a) {
+      const std::int64_t first = std::max(push.faces[f].lo[a], g.lo[a]);
+      const std::int64_t last = std::min(push.faces[f].hi[a], g.hi[a]) - 1;
+      lo[f][a] = first > last ? 0 : (first - origin[a]) / size[a];
+      hi[f][a] =
+          first > last ? 0 : std::min<std::int64_t>((last - origin[a]) / size[a] + 1, count[a]);
+    }
+  }
+  std::int64_t total = 0;
+  for (unsigned subset = 1; subset < (1U << push.count); ++subset) {
+    std::int64_t blocks = 1;
+    int members = 0;
+    for (int a = 0; a < 3; ++a) {
+      std::int64_t from = 0;
+      std::int64_t to = count[a];
+      for (int f = 0; f < push.count; ++f) {
+        if (((subset >> f) & 1U) == 0) continue;
+        from = std::max(from, lo[f][a]);
+        to = std::min(to, hi[f][a]);
+      }
+      blocks *= std::max<std::int64_t>(0, to - from);
+    }
+    for (int f = 0; f < push.count; ++f) members += static_cast<int>((subset >> f) & 1U);
+    total += members % 2 == 1 ? blocks : -blocks;
+  }
+  FUNNEL_EXPECTS(total > 0,
+                 "funnel::kernels::heat3d_step_pushed: no cell of the region lies on "
+                 "a face of the exchange, so no block would signal the neighbours");
+  return static_cast<unsigned>(total);
+}
+
 template <class T, int P, int K, bool Swizzled>
 void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* out, T c,
                const pushed_exchange* push) {
@@ -262,7 +322,11 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
                   std::max(1U, group_rows / static_cast<unsigned>(tile_y))};
   const dim3 blocks = Swizzled ? dim3(grid.x * grid.y * grid.z) : dim3(grid.x, grid.y, grid.z);
   if (push != nullptr) {
-    heat3d_3d_pushed<T, P, K, Swizzled><<<blocks, block, 0, stream>>>(in, out, g, grid, c, *push);
+    const std::int64_t origin[3] = {first_x, g.lo[1], g.lo[2]};
+    const std::int64_t size[3] = {std::int64_t{tile_x} * P, tile_y, K};
+    const unsigned count[3] = {grid.x, grid.y, grid.z};
+    heat3d_3d_pushed<T, P, K, Swizzled><<<blocks, block, 0, stream>>>(
+        in, out, g, grid, c, *push, pushing_blocks(*push, g, origin, size, count));
   } else {
     heat3d_3d<T, P, K, Swizzled><<<blocks, block, 0, stream>>>(in, out, g, grid, c);
   }
@@ -316,10 +380,16 @@ void launch_step(stream_view stream, const field_layout& layout, const T* in, T*
                             : dim3(blocks_for(region.extent(0), block_threads));
     const dim3 block = plane ? dim3(block_x, block_y, 1) : dim3(block_threads);
     if (push != nullptr) {
+      const std::int64_t origin[3] = {g.lo[0], g.lo[1], g.lo[2]};
+      const std::int64_t size[3] = {block.x, block.y, 1};
+      const unsigned count[3] = {grid.x, grid.y, 1};
+      const unsigned expected = pushing_blocks(*push, g, origin, size, count);
       if (plane) {
-        heat3d_flat_pushed<T, 2><<<grid, block, 0, native(stream)>>>(in, out, g, c, *push);
+        heat3d_flat_pushed<T, 2>
+            <<<grid, block, 0, native(stream)>>>(in, out, g, c, *push, expected);
       } else {
-        heat3d_flat_pushed<T, 1><<<grid, block, 0, native(stream)>>>(in, out, g, c, *push);
+        heat3d_flat_pushed<T, 1>
+            <<<grid, block, 0, native(stream)>>>(in, out, g, c, *push, expected);
       }
     } else if (plane) {
       heat3d_flat<T, 2><<<grid, block, 0, native(stream)>>>(in, out, g, c);

@@ -32,11 +32,12 @@ struct pushed_face {
  * halo_exchange::push_next).
  *
  * Every block of the kernel pushes the face cells it computes (push_value in
- * funnel/halo/detail/pushed_exchange.cuh) and ends with pushed_block_done: the last block to
- * end writes the exchange count into every neighbour's word, then waits (bounded by the stall
- * timeout) until every neighbour has written this rank's. Face ghosts only: edge and corner
- * ghosts are not written, so it serves stencils that read face neighbours only (heat3d's seven
- * points). The count comes from device memory, so a graph of such kernels can be launched again.
+ * funnel/halo/detail/pushed_exchange.cuh); the blocks that hold face cells end with
+ * pushed_block_done, and the last of them writes the exchange count into every neighbour's word,
+ * then waits (bounded by the stall timeout) until every neighbour has written this rank's. Face
+ * ghosts only: edge and corner ghosts are not written, so it serves stencils that read face
+ * neighbours only (heat3d's seven points). The count comes from device memory, so a graph of such
+ * kernels can be launched again.
  */
 struct pushed_exchange {
   pushed_face faces[6];                 ///< faces used: count

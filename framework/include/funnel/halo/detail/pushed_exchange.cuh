@@ -81,13 +81,14 @@ __device__ inline bool touches_face(const pushed_exchange& x, const std::int64_t
   return false;
 }
 
-/// The end of every block of a pushing kernel, by one thread after the block's barrier (every
-/// thread's pushes are issued). The last block of the grid writes the exchange count + 1 into
-/// the neighbours' words, waits until theirs reach it in this rank's, and counts the exchange.
-/// Only that block waits, so waiting blocks never keep the neighbours' kernels off the GPU.
-__device__ inline void pushed_block_done(const pushed_exchange& x) {
+/// The end of every block of a pushing kernel that holds a face cell, by one thread after the
+/// block's barrier (every thread's pushes are issued); `blocks` is how many such blocks the
+/// launch has. The last of them writes the exchange count + 1 into the neighbours' words, waits
+/// until theirs reach it in this rank's, and counts the exchange. Only that block waits, so
+/// waiting blocks never keep the neighbours' kernels off the GPU. The blocks without face cells
+/// neither push nor read a ghost a neighbour writes, so the signal need not wait for them.
+__device__ inline void pushed_block_done(const pushed_exchange& x, unsigned blocks) {
   __threadfence();  // this block's pushes are visible before its ticket is
-  const unsigned blocks = gridDim.x * gridDim.y * gridDim.z;
   if (atomicAdd(x.ticket, 1U) != blocks - 1) return;
   *x.ticket = 0;
   __threadfence();  // every block's pushes are visible before the signals
