@@ -902,12 +902,16 @@ case_startup_failure() {
   done
   # A fatal GPU fault under MPS (local rank 2): the server ends every client's work, so all 4
   # ranks fail. The one line names the faulting rank with the server's words, whichever rank's
-  # failure comes first: the faulting one (delay 0), or another, echoing it (delay 2).
-  local delay
-  for delay in 0 2; do
-    rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
+  # failure comes first: the faulting one (delay 0), or another, echoing it (delay 2), also when
+  # the server's line comes 0.5 s after the others failed (late; seen once on an H200).
+  local delay late
+  for delay in 0 2 2-late; do
+    rm -f "${FAKE_APP_DIR}"/rank.* "${FAKE_APP_DIR}/fault-now" && : >"${FAKE_NVIDIA_LOG}"
+    late=""
+    [[ ${delay} != *-late ]] || late=0.5
     rc=0
-    out=$(FAKE_APP_SLEEP=30 FAKE_APP_FAULT_RANK=2 FAKE_APP_FAULT_DELAY=${delay} timeout 100 \
+    out=$(FAKE_APP_SLEEP=30 FAKE_APP_FAULT_RANK=2 FAKE_APP_FAULT_DELAY=${delay%-late} \
+      FAKE_APP_FAULT_LOG_DELAY=${late} timeout 100 \
       "${MPIEXEC}" --oversubscribe -np 4 "${FUNNEL_RUN}" --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
     expect "a fault (delay ${delay}): mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
     expect "a fault (delay ${delay}): at most one line" \
