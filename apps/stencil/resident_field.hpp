@@ -532,7 +532,7 @@ class resident_field {
       graph_ = graph::capture(compute_, [&] {
         for (std::int64_t s = 0; s < graph_steps_; ++s) {
           pushed(compute_, current_.data(), next_.data(), step_regions_[0],
-                 halo_.push_next(next_.data()));
+                 halo_.push_next(compute_, next_.data()));
           std::swap(current_, next_);
         }
       });
@@ -542,6 +542,9 @@ class resident_field {
     graph_.launch(compute_);
     close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
     fresh_ = true;
+    // Its exchanges are not timed (they are part of the update): the next timed exchange stands
+    // only for the exchanges after them.
+    covered_ = exchanges_before(steps_);
     return collected;
   }
 

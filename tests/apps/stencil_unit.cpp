@@ -332,9 +332,14 @@ TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
 TEST(StencilSummary, SaysWhetherTheExchangeWasPushed) {
   fs::run_summary s;
   s.seconds = 1.0;
+  s.halo_seconds = 0.25;
   for (const bool pushed : {false, true}) {
     s.halo_pushed = pushed;
     EXPECT_EQ(nlohmann::json::parse(fs::to_json(s)).at("halo_pushed").get<bool>(), pushed);
+    const std::string text = fs::format_summary(s);
+    EXPECT_EQ(text.find("halo share 25.0%") != std::string::npos, !pushed) << text;
+    EXPECT_EQ(text.find("halo pushed by the update (not timed)") != std::string::npos, pushed)
+        << text;
   }
 }
 

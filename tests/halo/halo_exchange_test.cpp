@@ -432,12 +432,13 @@ TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
                           !exchange.paths().empty();
     EXPECT_EQ(exchange.pushable(), expected) << "FUNNEL_HALO_PUSH=" << push;
     if (!expected) {
-      EXPECT_THROW((void)exchange.push_next(a), funnel::invalid_argument);
+      EXPECT_THROW((void)exchange.push_next(fields.stream, a), funnel::invalid_argument);
     } else {
-      EXPECT_THROW((void)exchange.push_next(b), funnel::invalid_argument);  // a comes first
-      const funnel::pushed_exchange first = exchange.push_next(a);
+      EXPECT_THROW((void)exchange.push_next(fields.stream, b),
+                   funnel::invalid_argument);  // a comes first
+      const funnel::pushed_exchange first = exchange.push_next(fields.stream, a);
       EXPECT_EQ(first.count, static_cast<int>(exchange.paths().size()));
-      const funnel::pushed_exchange second = exchange.push_next(b);
+      const funnel::pushed_exchange second = exchange.push_next(fields.stream, b);
       for (int f = 0; f < first.count; ++f) {
         EXPECT_NE(first.faces[f].dst, second.faces[f].dst) << "face " << f;  // other field
         EXPECT_EQ(first.faces[f].signal, second.faces[f].signal) << "face " << f;
@@ -447,7 +448,7 @@ TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
             << "face " << f << " is not one cell thick";
       }
       // Two exchanges are counted: the next one of the cycle is a's again.
-      EXPECT_THROW((void)exchange.push_next(b), funnel::invalid_argument);
+      EXPECT_THROW((void)exchange.push_next(fields.stream, b), funnel::invalid_argument);
     }
     exchange.close();
   }

@@ -261,9 +261,11 @@ class halo_exchange::impl {
                        [](const auto& t) { return t->pushable(); });
   }
 
-  pushed_exchange push_next(void* field) {
+  pushed_exchange push_next(stream_view stream, void* field) {
     FUNNEL_EXPECTS(pushable(), "halo_exchange::push_next: this exchange cannot be pushed");
     FUNNEL_EXPECTS(!begun_, "halo_exchange::push_next during an exchange");
+    FUNNEL_EXPECTS(stream.backend() == backend_,
+                   "halo_exchange::push_next: a stream of backend " + to_string(stream.backend()));
     const auto index = static_cast<std::size_t>(count_ % cycle_.size());
     FUNNEL_EXPECTS(field == cycle_[index], "halo_exchange::push_next: exchange " +
                                                std::to_string(count_) + " must be given field " +
@@ -276,6 +278,7 @@ class halo_exchange::impl {
     step.field_index = index;
     pushed_exchange push;
     for (const auto& t : transports_) t->describe_push(step, push);
+    step_.stream = stream;  // close() waits for the kernels that push
     ++count_;
     return push;
   }
@@ -549,9 +552,9 @@ bool halo_exchange::replayable() const noexcept { return impl_ && impl_->replaya
 
 bool halo_exchange::pushable() const noexcept { return impl_ && impl_->pushable(); }
 
-pushed_exchange halo_exchange::push_next(void* field) {
+pushed_exchange halo_exchange::push_next(stream_view stream, void* field) {
   FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
-  return impl_->push_next(field);
+  return impl_->push_next(stream, field);
 }
 
 void halo_exchange::replayed(std::size_t exchanges) {

@@ -193,10 +193,12 @@ class halo_exchange {
    * exchanges, after every read of `field`'s ghosts of the exchange before in the cycle and before
    * any read of the ghosts this one fills. Enqueues nothing. Only faces are filled, not edge or
    * corner ghosts.
+   * @param stream the stream the kernel will run on (close() waits for it, as for begin()'s)
    * @param field the field that follows the last exchanged one in the cycle
    * @throw funnel::invalid_argument when not pushable(), during an exchange, or for another field
+   * or another backend's stream
    */
-  [[nodiscard]] pushed_exchange push_next(void* field);
+  [[nodiscard]] pushed_exchange push_next(stream_view stream, void* field);
 
   /// @brief Every neighbour and its path, in axis then side order.
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;

@@ -59,7 +59,7 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
  * ranks sharing one GPU then pay one launch per step instead of two (docs/halo.md, "Pushed
  * exchanges"). The values are those of heat3d_step, bitwise.
  *
- * @param push the exchange, from halo_exchange::push_next(out); cells of its faces outside
+ * @param push the exchange, from halo_exchange::push_next(stream, out); cells of its faces outside
  * `region` are not pushed
  * @param region must not be empty (the launch is what signals the neighbours)
  * @throw funnel::unsupported for `host` or `kokkos`, or without CUDA in this build; otherwise
