@@ -52,6 +52,11 @@ int run_writer(const std::string& dir, file_mode mode, std::int64_t seed, int ra
       const checkpoint_reader reader(MPI_COMM_WORLD, dir);
       step = reader.step();
       opt.run_id = reader.run_id();  // continue the series in its directory
+    } else {
+      // No checkpoint was ever published: a victim killed after its first checkpoint was in
+      // place but before `latest` named it left one the writer would refuse as another run's.
+      // Nothing published can be lost by starting over.
+      opt.start_over = true;
     }
   }
   opt.directory = dir;

@@ -2,7 +2,8 @@
 """kill -9 of checkpoint writers at random instants must never lose the previous checkpoint.
 
 Repeatedly starts an MPI job that writes checkpoints in a loop (continuing from the latest one,
-so it also takes over the stale lock the previous victim left), SIGKILLs the whole job after a
+so it also takes over the stale lock the previous victim left; starting the directory over while
+no checkpoint was ever published), SIGKILLs the whole job after a
 random delay, then checks with a fresh MPI job (1 or 3 ranks, another decomposition) that
 `latest` names a complete checkpoint whose every block matches its checksum and reads back
 bitwise, at least as new as the last one the writer reported done.
