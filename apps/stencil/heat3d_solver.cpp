@@ -101,10 +101,8 @@ class heat3d_solver final : public solver {
         kernels::heat3d_step_pushed<T>(stream, impl_, field_.layout(), in, out, region, params_,
                                        push);
       };
-      // Pushed exchanges: funnel's CUDA kernel only (the others have no pushing kernel).
-      const double halo_seconds = impl_ == kernels::implementation::cuda
-                                      ? field_.advance(update, count, pair, pushed)
-                                      : field_.advance(update, count, pair);
+      // Used only when the field pushes its exchanges: graphs, so funnel's CUDA kernel.
+      const double halo_seconds = field_.advance(update, count, pair, pushed);
       step_ += count;
       return halo_seconds;
     }
@@ -175,7 +173,7 @@ class heat3d_solver final : public solver {
     if constexpr (streamed) {
       return false;
     } else {
-      return impl_ == kernels::implementation::cuda && field_.pushes_exchange();
+      return field_.pushes_exchange();
     }
   }
   [[nodiscard]] int steps_per_launch() const override {

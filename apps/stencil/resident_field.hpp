@@ -63,12 +63,11 @@ enum class lane { compute = 0, halo = 1 };
  *
  * Pushed exchanges: where the graphs' exchange can be pushed (halo_exchange::pushable: every
  * neighbour kernel-signalled on this GPU, a halo one cell deep, FUNNEL_HALO_PUSH=on; off by
- * default, as it measured slower) and advance() is given a
- * `pushed` update, each step of a graph is one kernel that updates every cell and writes its
- * face cells straight into the neighbours' ghosts of the buffer it writes, then signals them:
- * one launch per step instead of two. Only the block's first step is preceded by an exchange
- * (when the ghosts are not already there); such steps are not timed, so their halo seconds are 0
- * (docs/halo.md, "Pushed exchanges").
+ * default, as it measured slower), advance() takes a `pushed` update and each step of a graph
+ * is one kernel that updates every cell and writes its face cells straight into the neighbours'
+ * ghosts of the buffer it writes, then signals them: one launch per step instead of two. Only
+ * the block's first step is preceded by an exchange (when the ghosts are not already there);
+ * such steps are not timed, so their halo seconds are 0 (docs/halo.md, "Pushed exchanges").
  *
  * Two steps per launch: with a halo two cells deep, each exchange can be followed by one kernel
  * that does both steps (`pair_fn`, e.g. kernels::heat3d_two_steps). It writes the other buffer,
@@ -181,8 +180,8 @@ class resident_field {
   [[nodiscard]] bool overlapped() const noexcept { return overlap_; }
   /// @brief Steps per halo exchange (the halo depth the field uses).
   [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
-  /// @brief Whether the graphs' steps push their exchange from the update kernel (given a
-  /// `pushed` update; see the class comment).
+  /// @brief Whether the graphs' steps push their exchange from the update kernel (see the class
+  /// comment; advance() then needs a `pushed` update).
   [[nodiscard]] bool pushes_exchange() const noexcept { return pushes_; }
   /// @brief Steps per kernel launch: 2 when the steps after an exchange run as one pair.
   [[nodiscard]] int steps_per_launch() const noexcept { return pairs_ ? 2 : 1; }
@@ -242,15 +241,15 @@ class resident_field {
    * @param count steps to enqueue (>= 1)
    * @param pair both steps after an exchange in one launch (needed when the field was built
    *        with `pairs`; the same every call while graphs are used)
-   * @param pushed the update that pushes the exchange (used by graphs when pushes_exchange();
-   *        the same every call; without it the graphs exchange, then update)
+   * @param pushed the update that pushes the exchange (needed when pushes_exchange(); the same
+   *        every call)
    * @return halo seconds collected meanwhile (see step())
    * @throw funnel::stall_error when a neighbour stops; funnel::cuda_error when capturing fails
    */
   double advance(const update_fn& update, std::int64_t count, const pair_fn& pair = {},
                  const pushed_fn& pushed = {}) {
     FUNNEL_EXPECTS(!pairs_ || pair, "resident_field: two steps per launch need a pair update");
-    if (!pushed) pushes_ = false;
+    FUNNEL_EXPECTS(!pushes_ || pushed, "resident_field: pushed exchanges need a pushed update");
     double collected = 0.0;
     while (count > 0) {
       if (use_graphs_ && count >= graph_steps_ && phase_of(steps_) == 0 &&

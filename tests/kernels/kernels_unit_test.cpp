@@ -197,6 +197,25 @@ TEST(Heat3dHost, TwoStepsRejectBadArguments) {
 // The CUDA two-step kernel's shapes as every build names them: which are compiled, and the rule
 // heat3d_two_steps follows (32x8x2 under 2^21 cells, else 32x16x4 for float; the most of 32, 16,
 // 8 and 4 planes that still give 384 blocks, else 4), and a shape refused off a CUDA stream.
+// Only funnel's CUDA kernel pushes an exchange (halo_exchange::push_next): the host and Kokkos
+// implementations refuse, and so does an empty region (its launch would never signal).
+TEST(Heat3dHost, PushedStepRefusedOffCuda) {
+  const auto layout = ft::make_layout(6, 5, 4);
+  std::vector<float> in(static_cast<std::size_t>(layout.allocated_cells()), 0.0F);
+  std::vector<float> out(in.size(), 0.0F);
+  const fk::heat3d_params<float> p{0.1F};
+  const funnel::pushed_exchange push;
+  for (const auto impl : {fk::implementation::host, fk::implementation::kokkos}) {
+    EXPECT_THROW(fk::heat3d_step_pushed(stream_view::host(), impl, layout, in.data(), out.data(),
+                                        layout.interior_box(), p, push),
+                 funnel::unsupported);
+  }
+  // cuda with the host stream: refused before anything is launched.
+  EXPECT_ANY_THROW(fk::heat3d_step_pushed(stream_view::host(), fk::implementation::cuda, layout,
+                                          in.data(), out.data(), box{{1, 1, 1}, {1, 1, 1}}, p,
+                                          push));
+}
+
 TEST(Heat3dBlockShape, CompiledShapesAndTheKernelsRule) {
   const auto names = [](const std::vector<fk::heat3d_block_shape>& shapes) {
     std::string s;

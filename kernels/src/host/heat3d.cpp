@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,17 +36,27 @@ T checked_coefficient(heat3d_params<T> params, const char* kernel) {
   return c;
 }
 
+// The checks of a one-step entry point: the step's coefficient, or nothing for an empty region.
+template <class T>
+std::optional<T> checked_step(stream_view stream, implementation impl, const field_layout& layout,
+                              const T* in, const T* out, const box& region, heat3d_params<T> params,
+                              const char* kernel) {
+  detail::check_stream(stream, impl, kernel);
+  detail::stencil_dims(layout, kernel);
+  if (!detail::check_region(layout, region, kernel)) return std::nullopt;
+  detail::check_arrays(layout, in, out, sizeof(T), kernel);
+  return checked_coefficient(params, kernel);
+}
+
 }  // namespace
 
 template <class T>
 void heat3d_step(stream_view stream, implementation impl, const field_layout& layout, const T* in,
                  T* out, const box& region, heat3d_params<T> params) {
-  constexpr const char* kernel = "funnel::kernels::heat3d_step";
-  detail::check_stream(stream, impl, kernel);
-  detail::stencil_dims(layout, kernel);
-  if (!detail::check_region(layout, region, kernel)) return;
-  detail::check_arrays(layout, in, out, sizeof(T), kernel);
-  const T c = checked_coefficient(params, kernel);
+  const std::optional<T> checked =
+      checked_step(stream, impl, layout, in, out, region, params, "funnel::kernels::heat3d_step");
+  if (!checked) return;
+  const T c = *checked;
   switch (impl) {
     case implementation::host:
       detail::host::heat3d_step(layout, in, out, region, c);
@@ -76,16 +87,12 @@ void heat3d_step_pushed(stream_view stream, implementation impl, const field_lay
     throw unsupported(std::string(kernel) + ": the " + to_string(impl) +
                       " implementation cannot push an exchange (cuda only)");
   }
-  detail::check_stream(stream, impl, kernel);
-  detail::stencil_dims(layout, kernel);
-  FUNNEL_EXPECTS(detail::check_region(layout, region, kernel),
+  const std::optional<T> c = checked_step(stream, impl, layout, in, out, region, params, kernel);
+  FUNNEL_EXPECTS(c.has_value(),
                  std::string(kernel) + ": an empty region would never signal the neighbours");
-  detail::check_arrays(layout, in, out, sizeof(T), kernel);
-  const T c = checked_coefficient(params, kernel);
 #if FUNNEL_KERNELS_WITH_CUDA
-  detail::cuda::heat3d_step_pushed(stream, layout, in, out, region, c, push);
+  detail::cuda::heat3d_step_pushed(stream, layout, in, out, region, *c, push);
 #else
-  (void)c;
   (void)push;
   not_compiled(impl);
 #endif
