@@ -209,7 +209,7 @@ class heat3d_solver final : public solver {
       const bool graphs = setup.opts->graphs && setup.kernel == "cuda";
       return Field(setup.backend, *setup.decomposition, *setup.pool, setup.opts->halo,
                    setup.halo_overlap, graphs, setup.decomposition->halo(),
-                   setup.opts->steps_per_launch == 2);
+                   setup.opts->steps_per_launch == 2, setup.graph_overlap);
     }
   }
 

@@ -191,15 +191,16 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "exchange, then one update of every cell (fewer kernels per step: faster when "
                  "many ranks split a small grid on one GPU, docs/performance.md); auto "
                  "(default): on, but off where ranks share a GPU time-sliced (without MPS), "
-                 "where the overlapped step took 13 times as long")
+                 "where the overlapped step took 13 times as long, and for steps run as CUDA "
+                 "graphs off where more than 4 ranks share a GPU")
       ->type_name("auto|on|off")
       ->check(app::one_of({"auto", "on", "off"}))
       ->group(execution);
   app.add_option("--graphs", raw.graphs,
                  "resident mode: auto (default): heat3d with the cuda kernel runs blocks of 8 "
                  "steps as one CUDA graph when every halo neighbour is on this GPU under MPS "
-                 "(or there is none); such steps exchange, then update every cell "
-                 "(--halo-overlap does not apply to them); off: every step is enqueued alone")
+                 "(or there is none), in the order --halo-overlap gives; off: every step is "
+                 "enqueued alone")
       ->type_name("auto|off")
       ->check(app::one_of({"auto", "off"}))
       ->group(execution);
@@ -215,8 +216,9 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "resident heat3d on a 3D grid: 2: a halo 2 cells deep, and the two steps after "
                  "each exchange in one kernel launch (kernels cuda and host; the same field "
                  "bitwise); auto (default): 2 with --kernel cuda where each rank's field is at "
-                 "least the GPU's L2 cache (it saves a pass through device memory), else 1 "
-                 "(docs/halo.md, \"Two steps per launch\")")
+                 "least the GPU's L2 cache (it saves a pass through device memory) or 4 or more "
+                 "ranks share a GPU under MPS with boxes at least 96 cells along x (half the "
+                 "launches and exchanges), else 1 (docs/halo.md, \"Two steps per launch\")")
       ->type_name("auto|1|2")
       ->check(app::one_of({"auto", "1", "2"}))
       ->group(execution);
@@ -477,7 +479,8 @@ options parse_options(const std::vector<std::string>& args) {
 }
 
 int auto_steps_per_launch(const options& o, const std::string& kernel,
-                          const field_layout& rank_layout, std::size_t l2_cache_bytes) {
+                          const field_layout& rank_layout, std::size_t l2_cache_bytes,
+                          int sharing_ranks) {
   if (o.mode != run_mode::resident || o.problem != problem_kind::heat3d || kernel != "cuda")
     return 1;
   if (o.halo_depth > 0 && o.halo_depth != 2) return 1;
@@ -487,7 +490,10 @@ int auto_steps_per_launch(const options& o, const std::string& kernel,
   const auto bytes = static_cast<std::size_t>(rank_layout.interior[0] * rank_layout.interior[1] *
                                               rank_layout.interior[2]) *
                      element_size_of(*o.dtype);
-  return l2_cache_bytes > 0 && bytes >= l2_cache_bytes ? 2 : 1;
+  if (l2_cache_bytes == 0) return 1;  // no GPU
+  const bool launch_bound =
+      sharing_ranks >= pair_sharing_ranks && rank_layout.interior[0] >= pair_row_cells;
+  return bytes >= l2_cache_bytes || launch_bound ? 2 : 1;
 }
 
 void resolve_defaults(options& o, bool on_gpu) {

@@ -52,6 +52,7 @@ std::string format_plan(const plan_info& p) {
     out << "  steps: " << p.steps_per_graph << " per CUDA graph on rank 0 ("
         << (p.halo_pushed             ? "one kernel a step: it updates every cell and pushes its "
                                         "faces into the neighbours' ghosts"
+            : p.halo_overlapped       ? "the inner cells update while the faces travel"
             : p.steps_per_launch == 2 ? "exchange, then two steps of every cell"
                                       : "exchange, then update every cell")
         << ")\n";

@@ -41,6 +41,7 @@ struct plan_info {
   int halo_depth = 1;                    ///< resident steps per exchange (--halo-depth)
   int steps_per_launch = 1;              ///< resident steps per kernel launch
   bool halo_pushed = false;              ///< rank 0's graphs push the exchange (one launch a step)
+  bool halo_overlapped = false;          ///< the steps overlap the exchange with the inner update
   bool overlap_off_time_sliced = false;  ///< --halo-overlap auto chose off (time-sliced GPU)
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
   int ipc_links = 0;                     ///< neighbour links over IPC, all ranks

@@ -59,4 +59,22 @@ std::vector<box> regions_after_exchange(const field_layout& layout,
   return regions;
 }
 
+std::vector<step_pair> overlap_pairs(const field_layout& layout, const neighbour_faces& exchanged) {
+  const box reach = regions_after_exchange(layout, exchanged, 2).front();
+  const overlap_regions split = split_for_overlap(layout, 2, exchanged);
+  std::vector<box> seconds{split.inner};
+  seconds.insert(seconds.end(), split.boundary.begin(), split.boundary.end());
+  std::vector<step_pair> pairs;
+  for (const box& second : seconds) {
+    box first = second;
+    for (int axis = 0; axis < 3; ++axis) {
+      if (layout.halo_along(axis) == 0) continue;
+      first.lo[axis] = std::max(second.lo[axis] - 1, reach.lo[axis]);
+      first.hi[axis] = std::min(second.hi[axis] + 1, reach.hi[axis]);
+    }
+    pairs.push_back({second.empty() ? second : first, second});
+  }
+  return pairs;
+}
+
 }  // namespace funnel::stencil

@@ -55,4 +55,24 @@ inline constexpr neighbour_faces all_faces{{{{true, true}, {true, true}, {true, 
 [[nodiscard]] std::vector<box> regions_after_exchange(const field_layout& layout,
                                                       const neighbour_faces& exchanged, int depth);
 
+/// @brief The two regions of one two-step launch (kernels::heat3d_two_steps): the first step's
+/// cells and the second's.
+struct step_pair {
+  box first;   ///< cells of the first step
+  box second;  ///< cells of the second step, inside `first`
+};
+
+/**
+ * @brief The overlapped order for two steps per launch after each exchange of a halo two cells
+ * deep: the interior split as split_for_overlap() with a radius of 2 (the second step reads
+ * cells two away), each part the `second` of a pair whose `first` is that part grown by one cell
+ * on every side, kept inside the first step's region after an exchange (regions_after_exchange
+ * with depth 2, entry 0). The first pair (the inner part, empty when the box is too small to
+ * have one) reads no ghost the exchange writes; the others tile the rest of the interior.
+ * @param layout the rank's field layout (a halo of at least 2)
+ * @param exchanged the faces whose ghosts the exchange writes
+ */
+[[nodiscard]] std::vector<step_pair> overlap_pairs(const field_layout& layout,
+                                                   const neighbour_faces& exchanged);
+
 }  // namespace funnel::stencil

@@ -52,8 +52,10 @@ enum class lane { compute = 0, halo = 1 };
  * Graphs: when the exchange can be replayed (halo_exchange::replayable: cuda, every neighbour
  * on this GPU under MPS, or none) and the caller allows it, advance() runs blocks of
  * steps_per_graph() steps as one CUDA graph, captured once and launched again: each step
- * exchanges, then updates every cell (the order of `overlap` off). Many ranks sharing a GPU then
- * cost the GPU one submission per block instead of several per step (docs/halo.md).
+ * exchanges, then updates every cell (the order of `overlap` off), or with `graph_overlap` the
+ * overlapped order, the halo stream forked from the compute stream inside the graph
+ * (capture_overlapped). Many ranks sharing a GPU then cost the GPU one submission per block
+ * instead of several per step (docs/halo.md).
  *
  * Deep halos: with a halo `depth` cells deep the field exchanges every `depth` steps; the step
  * `p` steps after an exchange updates the interior grown by `depth - 1 - p` cells into the
@@ -111,18 +113,21 @@ class resident_field {
    * @param pool the pool both buffers come from (outlives this object)
    * @param halo_method --halo value
    * @param overlap --halo-overlap: update the inner cells while the faces travel (else the
-   *        exchange, then one update of every cell); not for steps run as graphs
+   *        exchange, then one update of every cell); for steps run alone, when no graphs are used
    * @param graphs advance() may run blocks of steps as CUDA graphs (the update must only
    *        launch work that can be captured, with the same arguments every time)
    * @param depth steps per exchange (>= 1, at most the decomposition's halo: a stencil of
    *        radius 1)
    * @param pairs advance() runs the two steps after each exchange as one launch of its
    *        `pair` function (needs depth 2)
+   * @param graph_overlap the graphs' steps take the overlapped order (a halo one cell deep, or
+   *        pairs; not with pushed exchanges), and so do the steps run alone beside them (one
+   *        cell deep); else they exchange, then update every cell
    * @throw funnel::unsupported when --halo ipc cannot be used (a neighbour on another node)
    */
   resident_field(backend_kind backend, const cartesian_decomposition& decomposition,
                  memory_pool& pool, const std::string& halo_method, bool overlap,
-                 bool graphs = false, int depth = 1, bool pairs = false)
+                 bool graphs = false, int depth = 1, bool pairs = false, bool graph_overlap = false)
       : depth_(checked_depth(depth, decomposition)),
         pairs_(pairs),
         overlap_(overlap && depth_ == 1),
@@ -137,19 +142,24 @@ class resident_field {
         staging_(backend, static_cast<std::size_t>(layout_.allocated_cells()) * sizeof(T)),
         halo_(decomposition, backend, pool, sizeof(T), exchange_options(halo_method)),
         regions_(split_for_overlap(layout_, 1, faces_of(decomposition))),
+        pair_regions_(pairs ? overlap_pairs(layout_, faces_of(decomposition))
+                            : std::vector<step_pair>{}),
         step_regions_(regions_after_exchange(layout_, faces_of(decomposition), depth_)),
         inner_done_{event(backend), event(backend)},
         stashed_(backend),
         landed_(backend),
         ring_(make_ring(backend)),
         graph_steps_(graph_steps_for(depth_, pairs_)),
-        graph_marks_{event(backend, event_flags::timing), event(backend, event_flags::timing)} {
+        graph_marks_{event(backend, event_flags::timing), event(backend, event_flags::timing)},
+        capture_events_{event(backend), event(backend), event(backend), event(backend)} {
     FUNNEL_EXPECTS(!pairs_ || depth_ == 2,
                    "resident_field: two steps per launch need a halo depth of 2, not " +
                        std::to_string(depth_));
     use_graphs_ = graphs && halo_.replayable();
-    if (use_graphs_) overlap_ = false;  // plain steps take the graphs' order too
     pushes_ = use_graphs_ && depth_ == 1 && !pairs_ && halo_.pushable();
+    graph_overlap_ = use_graphs_ && !pushes_ && graph_overlap && (depth_ == 1 || pairs_);
+    // Plain steps take the graphs' order too.
+    if (use_graphs_) overlap_ = graph_overlap_ && depth_ == 1;
   }
 
   /// @brief The rank's layout.
@@ -175,9 +185,9 @@ class resident_field {
   [[nodiscard]] std::int64_t steps_per_graph() const noexcept {
     return use_graphs_ ? graph_steps_ : 0;
   }
-  /// @brief Whether the steps overlap the exchange with the inner update (--halo-overlap, and
-  /// neither graphs nor a deep halo).
-  [[nodiscard]] bool overlapped() const noexcept { return overlap_; }
+  /// @brief Whether the steps overlap the exchange with the inner update: steps alone
+  /// (--halo-overlap, a halo one cell deep) or the graphs' steps (`graph_overlap`).
+  [[nodiscard]] bool overlapped() const noexcept { return overlap_ || graph_overlap_; }
   /// @brief Steps per halo exchange (the halo depth the field uses).
   [[nodiscard]] int steps_per_exchange() const noexcept { return depth_; }
   /// @brief Whether the graphs' steps push their exchange from the update kernel (see the class
@@ -210,6 +220,9 @@ class resident_field {
     step_slot& slot = open_entry(collected, exchange_timed());
     // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, last_entry().done.view());
+    // After a graph (all of it on the compute stream) the exchange reads what it wrote.
+    if (last_was_graph_) wait_event(halo_stream_, last_entry().done.view());
+    last_was_graph_ = false;
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
     // so the neighbours get their ghosts while the previous inner update may still run.
     mark(slot, 0, halo_stream_);
@@ -437,15 +450,16 @@ class resident_field {
   }
 
   // One step on the compute stream: the exchange (every depth_ steps), then the whole box in
-  // one kernel.
-  double exchange_then_update(const update_fn& update) {
+  // one kernel (the step's region after the exchange, or `region`).
+  double exchange_then_update(const update_fn& update, const box* region = nullptr) {
     double collected = 0.0;
     step_slot& slot = open_entry(collected, exchange_timed());
     const std::size_t phase = phase_of(steps_);
     mark(slot, 0, compute_);
     if (phase == 0 && !fresh_) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
-    update(compute_, lane::compute, current_.data(), next_.data(), step_regions_[phase]);
+    update(compute_, lane::compute, current_.data(), next_.data(),
+           region != nullptr ? *region : step_regions_[phase]);
     close_entry(slot, compute_, 1);
     std::swap(current_, next_);
     fresh_ = false;
@@ -458,8 +472,11 @@ class resident_field {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     const bool exchanges = phase_of(steps_) == 0;
     if (exchanges && count == 1) {
+      // Only the interior: the second step is both again from the field before this one, so no
+      // ghost of this step is ever read (and writing none keeps the exchange's order, see
+      // exchange_options).
       --count;
-      return exchange_then_update(update);
+      return exchange_then_update(update, &step_regions_.back());
     }
     double collected = 0.0;
     step_slot& slot = open_entry(collected, exchange_timed());
@@ -496,6 +513,10 @@ class resident_field {
       // block those calls stand for.
       graph_first_ = current_.data();
       block = graph::capture(compute_, [&] {
+        if (graph_overlap_) {
+          capture_overlapped(update, pair, timed);
+          return;
+        }
         for (std::int64_t s = 0; s < graph_steps_; s += steps_per_launch()) {
           const std::size_t phase = phase_of(static_cast<std::size_t>(s));
           if (timed && s == 0) graph_marks_[0].record_in_graph(compute_);
@@ -512,9 +533,60 @@ class resident_field {
     } else {
       halo_.replayed(static_cast<std::size_t>(graph_steps_ / depth_));
     }
+    // An overlapped plain step before it ended on the halo stream.
+    if (overlap_ && steps_ > 0 && !last_was_graph_) wait_event(compute_, last_entry().done.view());
     block.launch(compute_);
     close_entry(slot, compute_, static_cast<std::size_t>(graph_steps_));
+    last_was_graph_ = true;
     return collected;
+  }
+
+  // The steps of one graph in the overlapped order (graph_overlap_): per exchange, the halo
+  // stream runs the exchange while the compute stream updates the cells that read no ghost; the
+  // halo stream then updates the rest. The two streams fork from the compute stream at the
+  // block's start and join it at its end, so a launch on the compute stream orders the whole
+  // block. Orders within the block (the steps' buffers alternate): the inner update of a step
+  // waits for the boundary update before it (it reads the boundary layer that wrote, and writes
+  // the buffer that read); the boundary update waits for the inner update before it (likewise);
+  // the exchange follows the boundary update on its stream.
+  void capture_overlapped(const update_fn& update, const pair_fn& pair, bool timed) {
+    event& fork = capture_events_[0];
+    event& boundary_done = capture_events_[1];
+    fork.record(compute_);
+    wait_event(halo_stream_, fork.view());
+    for (std::int64_t s = 0; s < graph_steps_; s += steps_per_launch()) {
+      event& inner_done = capture_events_[2 + (s / steps_per_launch()) % 2];
+      if (timed && s == 0) graph_marks_[0].record_in_graph(halo_stream_);
+      halo_.begin(halo_stream_, current_.data());
+      if (pairs_) {
+        const step_pair& inner = pair_regions_.front();
+        if (!inner.second.empty()) {
+          pair(compute_, current_.data(), next_.data(), inner.first, inner.second);
+        }
+      } else {
+        update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
+      }
+      inner_done.record(compute_);
+      halo_.finish(halo_stream_);
+      if (timed && s == 0) graph_marks_[1].record_in_graph(halo_stream_);
+      if (s > 0) {
+        wait_event(halo_stream_, capture_events_[2 + (s / steps_per_launch() + 1) % 2].view());
+      }
+      if (pairs_) {
+        for (std::size_t r = 1; r < pair_regions_.size(); ++r) {
+          pair(halo_stream_, current_.data(), next_.data(), pair_regions_[r].first,
+               pair_regions_[r].second);
+        }
+      } else {
+        for (const box& slab : regions_.boundary) {
+          update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
+        }
+      }
+      boundary_done.record(halo_stream_);
+      wait_event(compute_, boundary_done.view());
+      std::swap(current_, next_);
+    }
+    // The last inner update is joined too (the compute stream's own order).
   }
 
   // One block of graph_steps_ pushed steps as a graph (captured on the first call): each step
@@ -580,6 +652,9 @@ class resident_field {
     o.field_cycle = {current_.data()};
     if (depth_ % 2 == 1 || pairs_) o.field_cycle.push_back(next_.data());
     o.steps_per_exchange = depth_;
+    // A pair writes only the other buffer's interior, and a first step alone only this one's
+    // (pair_step): the ghosts are only read, those of the buffer just exchanged.
+    o.ghosts_read_only = pairs_;
     return o;
   }
 
@@ -626,8 +701,9 @@ class resident_field {
   pinned_buffer staging_;
   halo_exchange halo_;
   overlap_regions regions_;
-  std::vector<box> step_regions_;    // what the step p steps after an exchange updates
-  std::array<event, 2> inner_done_;  // after the inner update of even / odd steps
+  std::vector<step_pair> pair_regions_;  // the overlapped order of two-step launches
+  std::vector<box> step_regions_;        // what the step p steps after an exchange updates
+  std::array<event, 2> inner_done_;      // after the inner update of even / odd steps
   event stashed_;
   event landed_;
   bool told_no_stash_ = false;
@@ -642,8 +718,12 @@ class resident_field {
   graph graph_;
   graph timed_graph_;                 // graph_'s steps, its first exchange between graph_marks_
   std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_
-  T* graph_first_ = nullptr;          // the current buffer when the graph was captured
-  std::size_t blocks_ = 0;            // blocks of graph_steps enqueued after the capture
+  // Recorded only inside captures (fork, boundary done, inner done of even / odd steps).
+  std::array<event, 4> capture_events_;
+  bool graph_overlap_ = false;   // graphs run the overlapped order (capture_overlapped)
+  bool last_was_graph_ = false;  // the last ring entry is a graph launch
+  T* graph_first_ = nullptr;     // the current buffer when the graph was captured
+  std::size_t blocks_ = 0;       // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;
 };
 

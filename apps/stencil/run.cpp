@@ -90,13 +90,31 @@ bool resolve_halo_overlap(const std::string& choice, const job_binding& job) {
   return !job.time_sliced;
 }
 
+/// Most ranks on one GPU for which --halo-overlap auto overlaps the steps of CUDA graphs.
+constexpr int graph_overlap_most_ranks = 4;
+
+/// --halo-overlap resolved for steps run as CUDA graphs. auto is on where at most
+/// graph_overlap_most_ranks ranks share each GPU under MPS and the steps are one per launch: the
+/// overlapped step is two kernels more (the inner update and the boundary slabs apart), and
+/// every kernel of every rank is work the GPU's front end does one client at a time. Measured on
+/// the H100 (768x96x96 float split along x, docs/halo.md): 2 ranks 0.78 -> 0.89 of one rank, 4
+/// ranks 0.62 -> 0.71, but 8 ranks 0.65 -> 0.51 and 32 ranks 0.34 -> 0.26; with two steps per
+/// launch (512^3 float) 4 ranks 0.95 -> 0.92.
+bool resolve_graph_overlap(const std::string& choice, const job_binding& job,
+                           int steps_per_launch) {
+  if (choice != "auto") return choice == "on";
+  return !job.time_sliced && job.ranks_per_gpu <= graph_overlap_most_ranks && steps_per_launch == 1;
+}
+
 /// --steps-per-launch auto resolved for the whole job: the smallest of the ranks' choices
-/// (auto_steps_per_launch), so that every rank takes the same halo depth.
+/// (auto_steps_per_launch; `sharing`: the ranks sharing this rank's GPU under MPS), so that every
+/// rank takes the same halo depth.
 int resolve_steps_per_launch(MPI_Comm comm, const options& opts, backend_kind backend,
-                             const std::string& kernel, const cartesian_decomposition& split) {
+                             const std::string& kernel, const cartesian_decomposition& split,
+                             int sharing) {
   const std::size_t l2 =
       backend == backend_kind::cuda ? device::current().properties().l2_cache_bytes : 0;
-  int choice = auto_steps_per_launch(opts, kernel, split.layout(), l2);
+  int choice = auto_steps_per_launch(opts, kernel, split.layout(), l2, sharing);
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &choice, 1, MPI_INT, MPI_MIN, comm), "run");
   return choice;
 }
@@ -461,7 +479,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   std::optional<cartesian_decomposition> split;
   check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
   if (opts.steps_per_launch == 0) {
-    resolved.steps_per_launch = resolve_steps_per_launch(comm, opts, backend, kernel, *split);
+    resolved.steps_per_launch = resolve_steps_per_launch(
+        comm, opts, backend, kernel, *split, job.time_sliced ? 0 : bound.report().ranks_on_gpu);
     if (opts.steps_per_launch == 2) {  // the same boxes with a halo 2 deep
       split.reset();
       check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
@@ -478,6 +497,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   setup.halo_overlap = resolve_halo_overlap(opts.halo_overlap, job);
+  setup.graph_overlap = resolve_graph_overlap(opts.halo_overlap, job, opts.steps_per_launch);
   setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
                                               decomposition.layout(), element_size);
   if (opts.mode == run_mode::streamed) {
@@ -505,6 +525,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.halo_depth = s->steps_per_exchange();
   plan.steps_per_launch = s->steps_per_launch();
   plan.halo_pushed = s->halo_pushed();
+  plan.halo_overlapped = s->halo_overlapped();
   plan.overlap_off_time_sliced =
       opts.mode == run_mode::resident && opts.halo_overlap == "auto" && !setup.halo_overlap;
   plan.snapshots = output.describe();

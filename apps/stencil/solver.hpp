@@ -29,6 +29,8 @@ struct run_setup {
   bool print = false;                                      ///< this rank prints (rank 0, not quiet)
   std::size_t device_budget_bytes = 0;  ///< streamed mode: device bytes the pipeline may use
   bool halo_overlap = true;  ///< resident mode: --halo-overlap resolved (auto decided by the job)
+  /// resident mode: --halo-overlap resolved for steps run as CUDA graphs (auto decided by the job)
+  bool graph_overlap = false;
 };
 
 /**

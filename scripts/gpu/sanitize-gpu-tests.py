@@ -65,6 +65,15 @@ def app_runs(build):
     yield "app_heat3d_pairs_4ranks", mpi + ["4", app] + common + [
         "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1", "--steps-per-launch", "2"], {
         "FUNNEL_HALO_SIGNALS": "kernel"}
+    # Graphs in the overlapped order (the halo stream forked inside each graph): 4 ranks along
+    # x, one step per launch (27 = 3 graphs and 3 overlapped steps alone), and 8 ranks split
+    # 2x2x2 in pairs (the inner pair during the exchange, the boundary pairs after it).
+    yield "app_heat3d_graph_overlap_4ranks", mpi + ["4", app] + common + [
+        "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1", "--halo-overlap", "on"], {
+        "FUNNEL_HALO_SIGNALS": "kernel"}
+    yield "app_heat3d_graph_overlap_pairs_8ranks", mpi + ["8", app] + common + [
+        "--n", "40,36,32", "--steps", "21", "--dims", "2,2,2", "--steps-per-launch", "2",
+        "--halo-overlap", "on"], {"FUNNEL_HALO_SIGNALS": "kernel"}
     # Two steps per launch on boxes of more than 2^21 cells (the kernel's shape for large
     # regions), float.
     yield "app_heat3d_pairs_large_2ranks", mpi + ["2", app] + common + [

@@ -9,6 +9,9 @@
 # Usage: scripts/gpu/split-axes.sh [push] [ROUNDS]   (after scripts/gpu/run-all.sh build; ROUNDS
 # of the whole table, default 1; one line per run: dims, microseconds per step, fraction of one
 # rank; summaries and logs under $OUT/split)
+# With "overlap" first: the split funnel chooses at 2 to 32 ranks at --halo-overlap auto (each
+# field compared with one rank's, bitwise) and off where auto overlaps; 512^3 at 2, 4 and 8 ranks
+# likewise; two steps per launch at 4, 8 and 16 ranks; FUNNEL_HALO_PUSH=on at 8, 16 and 32.
 set -u
 [[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,11p' "$0" | sed 's/^# //'; exit 0; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
@@ -17,8 +20,8 @@ b=${BUILD_DIR:-build-gpu}
 out=${OUT:-/tmp}/split
 steps=${STEPS:-2000}
 mode=dims
-if [[ ${1:-} == push ]]; then
-  mode=push
+if [[ ${1:-} == push || ${1:-} == overlap ]]; then
+  mode=$1
   shift
 fi
 rounds=${1:-1}
@@ -30,6 +33,10 @@ run() {
   shift 4
   local extra=()
   [[ ${dims} == auto ]] || extra=(--dims "${dims}")
+  [[ -z ${DUMP:-} ]] || extra+=(--field-dump "${out}/${name}.bin")
+  local more=()
+  read -ra more <<<"${EXTRA:-}"
+  extra+=("${more[@]}")
   us=""
   timeout 120 mpirun --bind-to none -np "${n}" "${b}/bin/funnel-run" --mps on -- \
     "${b}/bin/funnel-stencil" --backend cuda --quiet --dtype float --steps "${s}" \
@@ -66,6 +73,27 @@ for ((round = 1; round <= rounds; round++)); do
       2:auto 4:auto 8:auto 16:auto 32:auto
     FUNNEL_HALO_PUSH=${push} table 512,512,512 200 "${push}${round}" 8:auto
   done
+done
+for ((round = 1; round <= rounds; round++)); do
+  [[ ${mode} == overlap ]] || break
+  echo "--halo-overlap auto (on up to 4 ranks a GPU), then off where auto is on"
+  DUMP=1 table 768,96,96 "${steps}" "a${round}" 2:auto 3:auto 4:auto 5:auto 8:auto 16:auto 32:auto
+  EXTRA="--halo-overlap off" table 768,96,96 "${steps}" "off${round}" 2:auto 4:auto
+  for n in 2 3 4 5 8 16 32; do
+    if cmp -s "${out}/one-768,96,96-a${round}.bin" "${out}/r${n}-auto-768,96,96-a${round}.bin"; then
+      echo "${n} ranks: field bitwise equal to one rank"
+    else
+      echo "${n} ranks: FIELD DIFFERS from one rank (or missing)"
+    fi
+  done
+  echo "512^3 at auto (two steps per launch), then --halo-overlap off"
+  table 512,512,512 200 "a${round}" 2:auto 4:auto 8:auto
+  EXTRA="--halo-overlap off" table 512,512,512 200 "off${round}" 2:auto 4:auto
+  echo "two steps per launch, --halo-overlap off"
+  EXTRA="--steps-per-launch 2 --halo-overlap off" table 768,96,96 "${steps}" "p${round}" \
+    4:auto 8:auto 16:auto
+  echo "FUNNEL_HALO_PUSH=on"
+  FUNNEL_HALO_PUSH=on table 768,96,96 "${steps}" "push${round}" 8:auto 16:auto 32:auto
 done
 for ((round = 1; round <= rounds; round++)); do
   [[ ${mode} == dims ]] || break

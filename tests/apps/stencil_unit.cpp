@@ -232,6 +232,32 @@ TEST(StencilOptions, AutoStepsPerLaunchFollowsTheFieldAgainstL2) {
   EXPECT_EQ(choice({"--dtype", "float", "--mode", "streamed"}, "cuda", {64, 512, 512}, l2), 1);
 }
 
+// --steps-per-launch auto also takes 2 where 4 or more ranks share the GPU under MPS and each
+// box is at least 96 cells along x (launch- and exchange-bound), whatever the cache.
+TEST(StencilOptions, AutoStepsPerLaunchPairsRanksSharingAGpu) {
+  const std::size_t l2 = std::size_t{50} << 20;
+  const auto choice = [&](std::vector<std::string> args, const std::string& kernel,
+                          funnel::index3 box, std::size_t cache, int sharing) {
+    fs::options o = parse(std::move(args));
+    fs::resolve_defaults(o, true);
+    funnel::field_layout l;
+    l.interior = box;
+    return fs::auto_steps_per_launch(o, kernel, l, cache, sharing);
+  };
+  const std::vector<std::string> f{"--dtype", "float"};
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, l2, 8), 2);   // 768x96x96 on 8 ranks
+  EXPECT_EQ(choice(f, "cuda", {192, 96, 96}, l2, 4), 2);  // on 4
+  EXPECT_EQ(choice(f, "cuda", {256, 96, 96}, l2, 3), 1);  // 3 ranks: no gain measured
+  EXPECT_EQ(choice(f, "cuda", {48, 96, 96}, l2, 16), 1);  // boxes too narrow
+  EXPECT_EQ(choice(f, "cuda", {95, 96, 96}, l2, 8), 1);
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, l2, 0), 1);  // time-sliced or alone
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, l2, 1), 1);
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, 0, 8), 1);   // no GPU
+  EXPECT_EQ(choice(f, "host", {96, 96, 96}, l2, 8), 1);  // not the CUDA kernel
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 1}, l2, 8), 1);   // not 3D
+  EXPECT_EQ(choice({"--dtype", "float", "--halo-depth", "1"}, "cuda", {96, 96, 96}, l2, 8), 1);
+}
+
 TEST(StencilRegions, InnerAndBoundaryTileTheInterior) {
   std::mt19937 random(std::random_device{}());
   std::uniform_int_distribution<int> extent(1, 7);
@@ -264,6 +290,67 @@ TEST(StencilRegions, OnlyExchangedFacesGetBoundarySlabs) {
   const auto regions = fs::split_for_overlap(box, 1, x_only);
   EXPECT_EQ(regions.boundary.size(), 2U);
   EXPECT_EQ(regions.inner.extents(), (funnel::index3{4, 6, 6}));
+}
+
+// The overlapped order of two-step launches: the seconds tile the interior; each first holds
+// its second and every cell the second step reads, except fixed wall cells; no first leaves the
+// region the first step may compute after an exchange; and the inner pair reads no ghost the
+// exchange writes (it runs while the exchange does).
+TEST(StencilRegions, OverlapPairsTileTheInteriorAndReadNoGhostInside) {
+  std::mt19937 random(std::random_device{}());
+  std::uniform_int_distribution<int> extent(1, 9);
+  std::bernoulli_distribution coin(0.5);
+  const auto inside = [](const funnel::box& b, std::int64_t i, std::int64_t j, std::int64_t k) {
+    return i >= b.lo[0] && i < b.hi[0] && j >= b.lo[1] && j < b.hi[1] && k >= b.lo[2] &&
+           k < b.hi[2];
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    funnel::field_layout layout;
+    layout.halo = 2;
+    layout.interior = {extent(random), extent(random), trial % 7 == 0 ? 1 : extent(random)};
+    funnel::neighbour_faces exchanged;
+    for (auto& axis : exchanged.open) axis = {coin(random), coin(random)};
+    const auto pairs = fs::overlap_pairs(layout, exchanged);
+    const funnel::box reach = fs::regions_after_exchange(layout, exchanged, 2).front();
+    const funnel::box interior = layout.interior_box();
+    ASSERT_FALSE(pairs.empty());
+    std::vector<int> hits(static_cast<std::size_t>(layout.allocated_cells()), 0);
+    for (std::size_t p = 0; p < pairs.size(); ++p) {
+      const auto& [first, second] = pairs[p];
+      if (second.empty()) continue;
+      for (int a = 0; a < 3; ++a) {
+        EXPECT_LE(first.lo[a], second.lo[a]);
+        EXPECT_GE(first.hi[a], second.hi[a]);
+        EXPECT_GE(first.lo[a], reach.lo[a]);
+        EXPECT_LE(first.hi[a], reach.hi[a]);
+        if (p == 0 && layout.halo_along(a) > 0) {
+          // The first step of the inner pair reads first grown by one: no exchanged ghost.
+          if (exchanged.has(a, 0)) {
+            EXPECT_GE(first.lo[a] - 1, interior.lo[a]);
+          }
+          if (exchanged.has(a, 1)) {
+            EXPECT_LE(first.hi[a] + 1, interior.hi[a]);
+          }
+        }
+      }
+      for (auto k = second.lo[2]; k < second.hi[2]; ++k)
+        for (auto j = second.lo[1]; j < second.hi[1]; ++j)
+          for (auto i = second.lo[0]; i < second.hi[0]; ++i) {
+            ++hits[layout.index(i, j, k)];
+            const std::int64_t around[6][3] = {{i - 1, j, k}, {i + 1, j, k}, {i, j - 1, k},
+                                               {i, j + 1, k}, {i, j, k - 1}, {i, j, k + 1}};
+            for (const auto& n : around) {
+              if (!inside(reach, n[0], n[1], n[2])) continue;  // a wall cell or no axis
+              EXPECT_TRUE(inside(first, n[0], n[1], n[2]))
+                  << "pair " << p << " reads " << n[0] << "," << n[1] << "," << n[2];
+            }
+          }
+    }
+    for (auto k = interior.lo[2]; k < interior.hi[2]; ++k)
+      for (auto j = interior.lo[1]; j < interior.hi[1]; ++j)
+        for (auto i = interior.lo[0]; i < interior.hi[0]; ++i)
+          ASSERT_EQ(hits[layout.index(i, j, k)], 1) << i << "," << j << "," << k;
+  }
 }
 
 TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
@@ -327,6 +414,13 @@ TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
             std::string::npos)
       << pushed;
   EXPECT_EQ(pushed.find("exchange, then"), std::string::npos) << pushed;
+  p.halo_pushed = false;
+  p.halo_overlapped = true;
+  const std::string overlapped = fs::format_plan(p);
+  EXPECT_NE(overlapped.find("per CUDA graph on rank 0 (the inner cells update while the faces "
+                            "travel)"),
+            std::string::npos)
+      << overlapped;
 }
 
 TEST(StencilSummary, SaysWhetherTheExchangeWasPushed) {

@@ -39,13 +39,13 @@ ipc_ordered_transport::ipc_ordered_transport(
     std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm, backend_kind backend,
     memory_pool& pool, std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
     const field_layout& layout, std::size_t element_size, stall_watchdog& watchdog,
-    bool kernel_signals, int steps_per_exchange)
+    bool kernel_signals, bool arrive_first)
     : links_(std::move(links)),
       remote_(links_.size()),
       peers_(std::move(peers)),
       watchdog_(&watchdog),
       kernel_signals_(kernel_signals),
-      arrive_first_(cycle.size() == 1 || steps_per_exchange > 1) {
+      arrive_first_(arrive_first) {
   ops_.reserve(links_.size());
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +

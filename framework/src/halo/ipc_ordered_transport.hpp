@@ -13,7 +13,8 @@
 // neighbour's copy of exchange c + 1, which its stream enqueues after all its reads of exchange
 // c's ghosts (callers order those reads before the next begin). With one field it does not, and
 // neither with deep halos (halo_options::steps_per_exchange > 1: the steps between two exchanges
-// read and write the ghosts of every field). Then each exchange starts with an *arrival*: begin
+// read and write the ghosts of every field), unless those steps only read the ghosts just
+// exchanged (halo_options::ghosts_read_only). Then each exchange starts with an *arrival*: begin
 // writes the neighbour's consumed[face] = c - 1 ("I am done with my ghosts of exchange c - 1")
 // and, before copying, each rank waits until its own consumed[face] >= c - 1.
 //
@@ -59,14 +60,14 @@ class ipc_ordered_transport final : public link_transport {
    *        it also watches the word the GPU writes when a wait there gave up
    * @param kernel_signals signal with the exchange's kernel instead of stream memory operations
    *        (cuda backend)
-   * @param steps_per_exchange the caller's steps per exchange (halo_options); above 1, or with
-   *        a cycle of one field, every exchange starts with the arrival handshake
+   * @param arrive_first every exchange starts with the arrival handshake (a cycle of one
+   *        field, or deep halos whose steps write ghosts: halo_exchange decides)
    */
   ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm,
                         backend_kind backend, memory_pool& pool,
                         std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
                         const field_layout& layout, std::size_t element_size,
-                        stall_watchdog& watchdog, bool kernel_signals, int steps_per_exchange);
+                        stall_watchdog& watchdog, bool kernel_signals, bool arrive_first);
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   void begin(const exchange_step& step) override;

@@ -37,6 +37,15 @@ struct halo_options {
    */
   int steps_per_exchange = 1;
   /**
+   * @brief True when the steps between two exchanges write no ghost cell and read only the
+   * ghosts of the field just exchanged, as two steps in one launch do (kernels::heat3d_two_steps
+   * after each exchange of a halo two cells deep keeps the first step's values in the kernel and
+   * writes the other field's interior). With a cycle of two or more fields that is the order of
+   * one step per exchange, so the exchanges need no arrival whatever steps_per_exchange says.
+   * Every rank must give the same value.
+   */
+  bool ghosts_read_only = false;
+  /**
    * @brief How long halo_exchange::wait(), and on the host backend a wait for a neighbour's
    * signal, may see no progress before funnel::stall_error is thrown. The environment
    * variable FUNNEL_HALO_TIMEOUT (seconds) overrides it.
