@@ -216,9 +216,9 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "resident heat3d on a 3D grid: 2: a halo 2 cells deep, and the two steps after "
                  "each exchange in one kernel launch (kernels cuda and host; the same field "
                  "bitwise); auto (default): 2 with --kernel cuda where each rank's field is at "
-                 "least the GPU's L2 cache (it saves a pass through device memory) or 4 or more "
-                 "ranks share a GPU under MPS with boxes at least 96 cells along x (half the "
-                 "launches and exchanges), else 1 (docs/halo.md, \"Two steps per launch\")")
+                 "least the GPU's L2 cache (a pass through device memory saved) or 4 or more "
+                 "ranks share a GPU under MPS with boxes of 2^19 cells and 96 along x or more "
+                 "(half the launches), else 1 (docs/halo.md, \"Two steps per launch\")")
       ->type_name("auto|1|2")
       ->check(app::one_of({"auto", "1", "2"}))
       ->group(execution);
@@ -487,12 +487,12 @@ int auto_steps_per_launch(const options& o, const std::string& kernel,
   for (int axis = 0; axis < 3; ++axis) {
     if (rank_layout.interior[axis] < 2) return 1;  // not 3D, or a box a 2-deep halo overruns
   }
-  const auto bytes = static_cast<std::size_t>(rank_layout.interior[0] * rank_layout.interior[1] *
-                                              rank_layout.interior[2]) *
-                     element_size_of(*o.dtype);
   if (l2_cache_bytes == 0) return 1;  // no GPU
-  const bool launch_bound =
-      sharing_ranks >= pair_sharing_ranks && rank_layout.interior[0] >= pair_row_cells;
+  const std::int64_t cells =
+      rank_layout.interior[0] * rank_layout.interior[1] * rank_layout.interior[2];
+  const auto bytes = static_cast<std::size_t>(cells) * element_size_of(*o.dtype);
+  const bool launch_bound = sharing_ranks >= pair_sharing_ranks &&
+                            rank_layout.interior[0] >= pair_row_cells && cells >= pair_box_cells;
   return bytes >= l2_cache_bytes || launch_bound ? 2 : 1;
 }
 

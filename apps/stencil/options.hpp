@@ -103,23 +103,27 @@ struct options {
 void resolve_defaults(options& opts, bool on_gpu);
 
 /// @brief Ranks sharing a GPU under MPS from which --steps-per-launch auto takes two steps per
-/// launch for boxes of at least pair_row_cells cells along x, whatever the cache.
+/// launch for boxes of at least pair_row_cells cells along x and pair_box_cells cells, whatever
+/// the cache.
 inline constexpr int pair_sharing_ranks = 4;
 /// @brief See pair_sharing_ranks: a box narrower than this along x keeps one step per launch.
 inline constexpr std::int64_t pair_row_cells = 96;
+/// @brief See pair_sharing_ranks: a box of fewer cells keeps one step per launch.
+inline constexpr std::int64_t pair_box_cells = std::int64_t{1} << 19;
 
 /**
  * @brief What --steps-per-launch auto means for one rank: 2 for funnel's CUDA kernel on resident
  * heat3d (a 3D box, --halo-depth auto or 2) whose field of interior cells is at least the GPU's
  * L2 cache, or that shares its GPU under MPS with at least pair_sharing_ranks - 1 other ranks
- * and is at least pair_row_cells cells wide along x; else 1. Two steps per launch read and write
- * the field once for two steps: a field larger than L2 saves a pass through device memory (512^3
- * float on an H100: 401 against 469 us per step), one that L2 holds pays the fused kernel's
- * extra work (768x96x96 float on one rank: 29 against 25 us per step). Ranks sharing a GPU pay
- * for every launch and exchange, half as many in pairs: that grid split among 4 and 8 ranks
- * took 31 and 34 us per step in pairs against 37 and 39 one step a launch (2 and 3 ranks: no
- * gain; 16 ranks, boxes 48 cells wide: 55 against 49). The job takes the smallest answer of its
- * ranks (run.cpp), so that every rank uses the same halo depth.
+ * and is at least pair_row_cells cells wide along x and pair_box_cells cells in all; else 1. Two
+ * steps per launch read and write the field once for two steps: a field larger than L2 saves a
+ * pass through device memory (512^3 float on an H100: 401 against 469 us per step), one that L2
+ * holds pays the fused kernel's extra work (768x96x96 float on one rank: 29 against 25 us per
+ * step). Ranks sharing a GPU pay for every launch and exchange, half as many in pairs: that grid
+ * split among 4 and 8 ranks (boxes of 192x96x96 and 96^3) took 31 and 34 us per step in pairs
+ * against 37 and 39 one step a launch; 2 and 3 ranks gained nothing, and 16 and 32 ranks lost
+ * (boxes of 96x96x48 and smaller: 55 against 49, 86-96 against 69-72). The job takes the
+ * smallest answer of its ranks (run.cpp), so that every rank uses the same halo depth.
  * @param o options after resolve_defaults
  * @param kernel the resolved kernel (cuda, host or kokkos)
  * @param rank_layout this rank's box

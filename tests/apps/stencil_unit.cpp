@@ -233,7 +233,8 @@ TEST(StencilOptions, AutoStepsPerLaunchFollowsTheFieldAgainstL2) {
 }
 
 // --steps-per-launch auto also takes 2 where 4 or more ranks share the GPU under MPS and each
-// box is at least 96 cells along x (launch- and exchange-bound), whatever the cache.
+// box is at least 96 cells along x and 2^19 cells (launch- and exchange-bound), whatever the
+// cache.
 TEST(StencilOptions, AutoStepsPerLaunchPairsRanksSharingAGpu) {
   const std::size_t l2 = std::size_t{50} << 20;
   const auto choice = [&](std::vector<std::string> args, const std::string& kernel,
@@ -249,6 +250,11 @@ TEST(StencilOptions, AutoStepsPerLaunchPairsRanksSharingAGpu) {
   EXPECT_EQ(choice(f, "cuda", {192, 96, 96}, l2, 4), 2);  // on 4
   EXPECT_EQ(choice(f, "cuda", {256, 96, 96}, l2, 3), 1);  // 3 ranks: no gain measured
   EXPECT_EQ(choice(f, "cuda", {48, 96, 96}, l2, 16), 1);  // boxes too narrow
+  EXPECT_EQ(choice(f, "cuda", {96, 96, 48}, l2, 16), 1);  // too small: 16 ranks of that grid
+  EXPECT_EQ(choice(f, "cuda", {96, 48, 48}, l2, 32), 1);
+  EXPECT_EQ(choice(f, "cuda", {128, 64, 64}, l2, 8), 2);  // 2^19 cells
+  EXPECT_EQ(choice(f, "cuda", {128, 64, 63}, l2, 8), 1);
+  EXPECT_EQ(choice({"--dtype", "double"}, "cuda", {256, 128, 128}, l2, 4), 2);  // 256^3 on 4
   EXPECT_EQ(choice(f, "cuda", {95, 96, 96}, l2, 8), 1);
   EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, l2, 0), 1);  // time-sliced or alone
   EXPECT_EQ(choice(f, "cuda", {96, 96, 96}, l2, 1), 1);
