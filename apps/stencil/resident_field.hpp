@@ -655,6 +655,9 @@ class resident_field {
     // A pair writes only the other buffer's interior, and a first step alone only this one's
     // (pair_step): the ghosts are only read, those of the buffer just exchanged.
     o.ghosts_read_only = pairs_;
+    // Both stencils (heat3d's 7 points, jacobi2d's 5) read face neighbours only: with kernel
+    // signals one kernel exchanges every axis (one wait instead of one per axis).
+    o.faces_only = true;
     return o;
   }
 

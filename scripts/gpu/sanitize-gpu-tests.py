@@ -65,6 +65,10 @@ def app_runs(build):
     yield "app_heat3d_pairs_4ranks", mpi + ["4", app] + common + [
         "--n", "40,24,20", "--steps", "27", "--dims", "4,1,1", "--steps-per-launch", "2"], {
         "FUNNEL_HALO_SIGNALS": "kernel"}
+    # Kernel signals on three axes, one step per launch: one kernel exchanges every face
+    # (halo_options::faces_only), in graphs.
+    yield "app_heat3d_graphs_8ranks", mpi + ["8", app] + common + [
+        "--n", "40,36,32", "--steps", "20", "--dims", "2,2,2"], {"FUNNEL_HALO_SIGNALS": "kernel"}
     # Graphs in the overlapped order (the halo stream forked inside each graph): 4 ranks along
     # x, one step per launch (27 = 3 graphs and 3 overlapped steps alone), and 8 ranks split
     # 2x2x2 in pairs (the inner pair during the exchange, the boundary pairs after it).

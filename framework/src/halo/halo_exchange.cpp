@@ -135,6 +135,7 @@ class halo_exchange::impl {
         steps_per_exchange_(options.steps_per_exchange),
         arrive_first_(options.field_cycle.size() == 1 ||
                       (options.steps_per_exchange > 1 && !options.ghosts_read_only)),
+        faces_only_(options.faces_only && options.steps_per_exchange == 1),
         push_wanted_(push_wanted()) {
     FUNNEL_EXPECTS(
         element_size == 4 || element_size == 8,
@@ -467,7 +468,7 @@ class halo_exchange::impl {
       // Constructed on every rank of the node (links or not): its setup agrees over the node.
       transports_.push_back(std::make_unique<detail::ipc_ordered_transport>(
           std::move(ipc), comm_.get(), node_comm_.get(), backend_, pool, std::move(peers_), cycle_,
-          layout_, element_size_, watchdog_, kernel_signals_, arrive_first_));
+          layout_, element_size_, watchdog_, kernel_signals_, arrive_first_, faces_only_));
     } else if (!ipc.empty()) {
       transports_.push_back(std::make_unique<detail::ipc_handshake_transport>(
           std::move(ipc), comm_.get(), backend_, pool, std::move(peers_)));
@@ -484,6 +485,7 @@ class halo_exchange::impl {
   std::vector<void*> cycle_;
   int steps_per_exchange_;
   bool arrive_first_;  // every exchange starts with the arrival handshake (ipc_ordered_transport)
+  bool faces_only_;    // the caller reads face ghosts only (halo_options::faces_only)
   bool push_wanted_;
   comm_owner comm_;
   comm_owner node_comm_;

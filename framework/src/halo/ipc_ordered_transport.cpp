@@ -39,20 +39,24 @@ ipc_ordered_transport::ipc_ordered_transport(
     std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm, backend_kind backend,
     memory_pool& pool, std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
     const field_layout& layout, std::size_t element_size, stall_watchdog& watchdog,
-    bool kernel_signals, bool arrive_first)
+    bool kernel_signals, bool arrive_first, bool faces_only)
     : links_(std::move(links)),
       remote_(links_.size()),
       peers_(std::move(peers)),
       watchdog_(&watchdog),
       kernel_signals_(kernel_signals),
-      arrive_first_(arrive_first) {
+      arrive_first_(arrive_first),
+      faces_only_(kernel_signals && faces_only) {
   ops_.reserve(links_.size());
   FUNNEL_EXPECTS(!cycle.empty() && cycle.size() <= max_cycle,
                  "halo_exchange: a field cycle of " + std::to_string(cycle.size()) +
                      " fields; the GPU-ordered path takes 1 to " + std::to_string(max_cycle));
   FUNNEL_EXPECTS(!kernel_signals || backend == backend_kind::cuda,
                  "halo_exchange: kernel signals need the cuda backend");
-  for (const auto& l : links_) last_axis_ = std::max(last_axis_, l.path.axis);
+  for (const auto& l : links_) {
+    last_axis_ = std::max(last_axis_, l.path.axis);
+    first_axis_ = std::min(first_axis_, l.path.axis);
+  }
   std::string error;
   std::vector<setup_message> theirs(links_.size());
   if (!links_.empty()) {
@@ -130,23 +134,52 @@ void ipc_ordered_transport::run(const exchange_step& step, const std::vector<sig
                      waiting_for);
 }
 
+ipc_ordered_transport::face_target ipc_ordered_transport::interior_face(const exchange_step& step,
+                                                                        std::size_t i) const {
+  const halo_link& l = links_[i];
+  face_target t{l.send_region, field_block(remote_[i].fields[step.field_index], l.remote_layout,
+                                           l.remote_region, step.element_size)};
+  // The layer sent lies in the interior along the link's axis; along the others it reaches into
+  // the ghosts, which the copies of later axes carry on as edges and corners.
+  const box interior = step.layout->interior_box();
+  std::int64_t skip[3];
+  for (int a = 0; a < 3; ++a) {
+    t.face.lo[a] = std::max(l.send_region.lo[a], interior.lo[a]);
+    t.face.hi[a] = std::min(l.send_region.hi[a], interior.hi[a]);
+    skip[a] = t.face.lo[a] - l.send_region.lo[a];
+  }
+  t.dst.base = static_cast<char*>(t.dst.base) +
+               static_cast<std::int64_t>(step.element_size) *
+                   (skip[2] * t.dst.stride_z + skip[1] * t.dst.stride_y + skip[0]);
+  return t;
+}
+
+strided_copy ipc_ordered_transport::face_copy(const exchange_step& step, std::size_t i) const {
+  const halo_link& l = links_[i];
+  if (faces_only_) {
+    const face_target t = interior_face(step, i);
+    return {t.dst, step.block(t.face), t.face.extents()};
+  }
+  return {field_block(remote_[i].fields[step.field_index], l.remote_layout, l.remote_region,
+                      step.element_size),
+          step.block(l.send_region), l.send_region.extents()};
+}
+
 void ipc_ordered_transport::post_kernel(const exchange_step& step, int axis) {
 #if FUNNEL_HAS_CUDA
   axis_signals a;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
-    if (l.path.axis != axis) continue;
-    const auto s = static_cast<std::size_t>(l.path.where);
-    void* target = remote_[i].fields[step.field_index];
-    a.copies[a.count++] = {field_block(target, l.remote_layout, l.remote_region, step.element_size),
-                           step.block(l.send_region), l.send_region.extents()};
-    a.signal[s] = &remote_[i].signals->written[l.remote_face()];
-    a.wait[s] = &signals_.words()->written[l.face()];
-    a.wait_face[s] = l.face();
+    if (!faces_only_ && l.path.axis != axis) continue;
+    a.copies[a.count] = face_copy(step, i);
+    a.signal[a.count] = &remote_[i].signals->written[l.remote_face()];
+    a.wait[a.count] = &signals_.words()->written[l.face()];
+    a.wait_face[a.count] = l.face();
+    ++a.count;
   }
   a.context = kernel_wait_context();
   a.axis = axis;
-  a.last = axis == last_axis_;
+  a.last = faces_only_ || axis == last_axis_;
   exchange_axis_cuda(step.stream.native_handle(), step.element_size, a);
 #else
   (void)step;
@@ -175,23 +208,16 @@ void ipc_ordered_transport::describe_push(const exchange_step& step, pushed_exch
   FUNNEL_EXPECTS(pushable(), "halo_exchange: these links cannot be pushed by an update kernel");
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
-    const strided_block dst = field_block(remote_[i].fields[step.field_index], l.remote_layout,
-                                          l.remote_region, step.element_size);
-    // The face's interior cells only: an update kernel computes no ghost, so the edge and
-    // corner ghosts that the copies of later axes carry on are not pushed.
-    const box interior = step.layout->interior_box();
+    // The face's interior cells only: an update kernel computes no ghost.
+    const face_target t = interior_face(step, i);
     pushed_face& f = push.faces[push.count++];
-    std::int64_t skip[3];
     for (int a = 0; a < 3; ++a) {
-      f.lo[a] = std::max(l.send_region.lo[a], interior.lo[a]);
-      f.hi[a] = std::min(l.send_region.hi[a], interior.hi[a]);
-      skip[a] = f.lo[a] - l.send_region.lo[a];
+      f.lo[a] = t.face.lo[a];
+      f.hi[a] = t.face.hi[a];
     }
-    f.dst = static_cast<char*>(dst.base) +
-            static_cast<std::int64_t>(step.element_size) *
-                (skip[2] * dst.stride_z + skip[1] * dst.stride_y + skip[0]);
-    f.dst_sy = dst.stride_y;
-    f.dst_sz = dst.stride_z;
+    f.dst = t.dst.base;
+    f.dst_sy = t.dst.stride_y;
+    f.dst_sz = t.dst.stride_z;
     f.signal = &remote_[i].signals->written[l.remote_face()];
     f.wait = &signals_.words()->written[l.face()];
     f.face = l.face();
@@ -231,7 +257,9 @@ void ipc_ordered_transport::begin(const exchange_step& step) {
 void ipc_ordered_transport::post(const exchange_step& step, int axis) {
   if (!has_axis(axis)) return;
   if (kernel_signals_) {
-    post_kernel(step, axis);  // copies, signals and waits: complete() has nothing left to do
+    // Copies, signals and waits: complete() has nothing left to do. Faces only: every axis in
+    // the kernel of the first.
+    if (!faces_only_ || axis == first_axis_) post_kernel(step, axis);
     return;
   }
   ops_.clear();

@@ -62,12 +62,15 @@ class ipc_ordered_transport final : public link_transport {
    *        (cuda backend)
    * @param arrive_first every exchange starts with the arrival handshake (a cycle of one
    *        field, or deep halos whose steps write ghosts: halo_exchange decides)
+   * @param faces_only with kernel signals, one kernel copies every face (interior cells only)
+   *        and signals and waits once (halo_options::faces_only); else one kernel per axis
    */
   ipc_ordered_transport(std::vector<halo_link> links, MPI_Comm comm, MPI_Comm node_comm,
                         backend_kind backend, memory_pool& pool,
                         std::map<int, imported_fields> peers, const std::vector<void*>& cycle,
                         const field_layout& layout, std::size_t element_size,
-                        stall_watchdog& watchdog, bool kernel_signals, bool arrive_first);
+                        stall_watchdog& watchdog, bool kernel_signals, bool arrive_first,
+                        bool faces_only);
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   void begin(const exchange_step& step) override;
@@ -90,6 +93,15 @@ class ipc_ordered_transport final : public link_transport {
 
   void run(const exchange_step& step, const std::vector<signal_op>& ops, const char* waiting_for);
   void post_kernel(const exchange_step& step, int axis);
+  // Link i's layer restricted to its face's interior cells (no edge or corner ghost), and where
+  // its first cell lands in the neighbour's field.
+  struct face_target {
+    box face;
+    strided_block dst;
+  };
+  [[nodiscard]] face_target interior_face(const exchange_step& step, std::size_t i) const;
+  // The copy of link i's layer into the neighbour's ghosts (interior_face when faces_only_).
+  [[nodiscard]] strided_copy face_copy(const exchange_step& step, std::size_t i) const;
   void arrive_kernel(const exchange_step& step);
   [[nodiscard]] wait_context kernel_wait_context() const;
 
@@ -101,7 +113,9 @@ class ipc_ordered_transport final : public link_transport {
   std::vector<signal_op> ops_;  // the signals of one call, reused: no allocation per step
   bool kernel_signals_ = false;
   bool arrive_first_ = false;  // every exchange starts with the arrival handshake
+  bool faces_only_ = false;    // kernel signals: every face in one kernel (faces_only)
   int last_axis_ = -1;         // the highest axis with a link (its kernel counts the exchange done)
+  int first_axis_ = 3;         // the lowest axis with a link (faces_only_: its kernel does all)
 };
 
 }  // namespace funnel::detail

@@ -41,17 +41,18 @@ struct wait_context {
   std::uint32_t* stall_flag = nullptr;  ///< device address of the pinned stall word
 };
 
-/// One axis of an exchange: the copies into the neighbours, their words to signal, this rank's
-/// words to wait on.
+/// One kernel of an exchange: one axis (the copies into its lower and upper neighbour), or
+/// every axis at once when the caller reads face ghosts only (halo_options::faces_only). Entry i
+/// of copies, signal, wait and wait_face belongs to one link.
 struct axis_signals {
-  strided_copy copies[2];         ///< into the lower and upper neighbour (count used)
-  int count = 0;                  ///< copies used (1 or 2)
-  std::uint64_t* signal[2] = {};  ///< the neighbours' written[face] words
-  std::uint64_t* wait[2] = {};    ///< this rank's written[face] words
-  int wait_face[2] = {-1, -1};    ///< their face indices (what stall_flag reports)
-  wait_context context;           ///< this rank's words and stall timeout
-  int axis = 0;                   ///< which ticket the blocks count on
-  bool last = false;              ///< the exchange's last remote axis: count it done
+  strided_copy copies[6];                       ///< into the neighbours (count used)
+  int count = 0;                                ///< links used (1 to 6)
+  std::uint64_t* signal[6] = {};                ///< the neighbours' written[face] words
+  std::uint64_t* wait[6] = {};                  ///< this rank's written[face] words
+  int wait_face[6] = {-1, -1, -1, -1, -1, -1};  ///< their face indices (what stall_flag reports)
+  wait_context context;                         ///< this rank's words and stall timeout
+  int axis = 0;                                 ///< which ticket the blocks count on
+  bool last = false;  ///< the exchange's last kernel: count the exchange done
 };
 
 /// The arrival at an exchange (deep halos, or a cycle of one field): tell every neighbour this
@@ -66,7 +67,8 @@ struct arrival_signals {
 };
 
 #if FUNNEL_HAS_CUDA
-/// Enqueues the axis's kernel on `stream` (cuda/kernel_signals.cu). element_size is 4 or 8.
+/// Enqueues the kernel of `axis` (one axis or all) on `stream` (cuda/kernel_signals.cu).
+/// element_size is 4 or 8.
 void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
                         const axis_signals& axis);
 /// Enqueues the arrival kernel on `stream` (one thread: it signals, then waits).

@@ -46,6 +46,15 @@ struct halo_options {
    */
   bool ghosts_read_only = false;
   /**
+   * @brief True when the caller reads only face ghosts, never an edge or corner ghost (a 7- or
+   * 5-point stencil), and exchanges once per step. Neighbours on this GPU under MPS (kernel
+   * signals) are then reached by one kernel for every axis, which copies each face's interior
+   * cells, signals and waits once, instead of one kernel and one wait per axis; edge and corner
+   * ghosts are not filled. Ignored with steps_per_exchange above 1 (those steps read edges).
+   * Ranks may differ in it.
+   */
+  bool faces_only = false;
+  /**
    * @brief How long halo_exchange::wait(), and on the host backend a wait for a neighbour's
    * signal, may see no progress before funnel::stall_error is thrown. The environment
    * variable FUNNEL_HALO_TIMEOUT (seconds) overrides it.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "../kernel_signals.hpp"
 #include "copy_cells.cuh"
@@ -29,20 +30,20 @@ __device__ void signal_and_wait(const axis_signals& a) {
   mine->tickets[a.axis] = 0;
   __threadfence();  // every block's copies are visible before the signals
   const std::uint64_t c = mine->exchanges + 1;
-  for (auto* s : a.signal) {
-    if (s != nullptr) word(as_signal(s)).store(c, cuda::memory_order_release);
-  }
-  for (int i = 0; i < 2; ++i) {
-    if (a.wait[i] != nullptr && !wait_for(a.wait[i], c, a.wait_face[i], a.context)) break;
+  for (int i = 0; i < a.count; ++i)
+    word(as_signal(a.signal[i])).store(c, cuda::memory_order_release);
+  for (int i = 0; i < a.count; ++i) {
+    if (!wait_for(a.wait[i], c, a.wait_face[i], a.context)) break;
   }
   if (a.last) a.context.mine->exchanges = c;
 }
 
 // blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its cells.
 template <class T>
-__global__ void exchange_axis_kernel(axis_signals a, std::int64_t total0, std::int64_t total1) {
+__global__ void exchange_axis_kernel(axis_signals a) {
   if (blockIdx.y < static_cast<unsigned>(a.count)) {
-    copy_cells<T>(a.copies[blockIdx.y], blockIdx.y == 0 ? total0 : total1);
+    const index3& e = a.copies[blockIdx.y].extent;
+    copy_cells<T>(a.copies[blockIdx.y], e[0] * e[1] * e[2]);
   }
   __syncthreads();
   if (threadIdx.x == 0) signal_and_wait(a);
@@ -97,15 +98,16 @@ void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
                         const axis_signals& axis) {
   constexpr int threads = 256;
   constexpr std::int64_t max_blocks = 1024;
-  const std::int64_t t0 = axis.count > 0 ? cells(axis.copies[0].extent) : 0;
-  const std::int64_t t1 = axis.count > 1 ? cells(axis.copies[1].extent) : 0;
-  const std::int64_t largest = std::max<std::int64_t>({t0, t1, 1});
+  FUNNEL_EXPECTS(axis.count >= 1 && axis.count <= 6,
+                 "funnel::halo exchange kernel: " + std::to_string(axis.count) + " links");
+  std::int64_t largest = 1;
+  for (int i = 0; i < axis.count; ++i) largest = std::max(largest, cells(axis.copies[i].extent));
   const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
-                  static_cast<unsigned>(std::max(axis.count, 1)));
+                  static_cast<unsigned>(axis.count));
   if (element_size == 4) {
-    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint32_t>, axis, t0, t1);
+    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint32_t>, axis);
   } else {
-    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint64_t>, axis, t0, t1);
+    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint64_t>, axis);
   }
 }
 
