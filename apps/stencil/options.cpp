@@ -496,6 +496,12 @@ int auto_steps_per_launch(const options& o, const std::string& kernel,
   return bytes >= l2_cache_bytes || launch_bound ? 2 : 1;
 }
 
+bool graph_overlap(const std::string& choice, bool time_sliced, int ranks_per_gpu,
+                   int steps_per_launch) {
+  if (choice != "auto") return choice == "on";
+  return !time_sliced && ranks_per_gpu <= graph_overlap_most_ranks && steps_per_launch == 1;
+}
+
 void resolve_defaults(options& o, bool on_gpu) {
   if (o.problem == problem_kind::jacobi2d) {
     if (o.dtype && *o.dtype != scalar_type::float32) {

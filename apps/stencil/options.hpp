@@ -134,6 +134,25 @@ inline constexpr std::int64_t pair_box_cells = std::int64_t{1} << 19;
                                         const field_layout& rank_layout, std::size_t l2_cache_bytes,
                                         int sharing_ranks = 0);
 
+/// @brief Most ranks on one GPU for which --halo-overlap auto overlaps the steps of CUDA graphs.
+inline constexpr int graph_overlap_most_ranks = 4;
+
+/**
+ * @brief --halo-overlap for the steps of CUDA graphs. auto is on where at most
+ * graph_overlap_most_ranks ranks share each GPU under MPS and the steps are one per launch: the
+ * overlapped step is two kernels more (the inner update and the boundary slabs apart), and every
+ * kernel of every rank is work the GPU's front end does one client at a time. Measured on the
+ * H100 (768x96x96 float split along x, docs/halo.md): 2 ranks 0.78 -> 0.89 of one rank, 4 ranks
+ * 0.62 -> 0.71, but 8 ranks 0.65 -> 0.51 and 32 ranks 0.34 -> 0.26; in pairs (512^3 float) 4
+ * ranks 0.95 -> 0.92.
+ * @param choice --halo-overlap: auto, on or off
+ * @param time_sliced some GPU of the job is shared by ranks that MPS does not serve
+ * @param ranks_per_gpu the most ranks on one GPU of the job
+ * @param steps_per_launch --steps-per-launch resolved (1 or 2)
+ */
+[[nodiscard]] bool graph_overlap(const std::string& choice, bool time_sliced, int ranks_per_gpu,
+                                 int steps_per_launch);
+
 /// @brief The --help text (options, Jacobi spellings, exit statuses).
 [[nodiscard]] std::string usage();
 

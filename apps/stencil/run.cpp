@@ -90,22 +90,6 @@ bool resolve_halo_overlap(const std::string& choice, const job_binding& job) {
   return !job.time_sliced;
 }
 
-/// Most ranks on one GPU for which --halo-overlap auto overlaps the steps of CUDA graphs.
-constexpr int graph_overlap_most_ranks = 4;
-
-/// --halo-overlap resolved for steps run as CUDA graphs. auto is on where at most
-/// graph_overlap_most_ranks ranks share each GPU under MPS and the steps are one per launch: the
-/// overlapped step is two kernels more (the inner update and the boundary slabs apart), and
-/// every kernel of every rank is work the GPU's front end does one client at a time. Measured on
-/// the H100 (768x96x96 float split along x, docs/halo.md): 2 ranks 0.78 -> 0.89 of one rank, 4
-/// ranks 0.62 -> 0.71, but 8 ranks 0.65 -> 0.51 and 32 ranks 0.34 -> 0.26; with two steps per
-/// launch (512^3 float) 4 ranks 0.95 -> 0.92.
-bool resolve_graph_overlap(const std::string& choice, const job_binding& job,
-                           int steps_per_launch) {
-  if (choice != "auto") return choice == "on";
-  return !job.time_sliced && job.ranks_per_gpu <= graph_overlap_most_ranks && steps_per_launch == 1;
-}
-
 /// --steps-per-launch auto resolved for the whole job: the smallest of the ranks' choices
 /// (auto_steps_per_launch; `sharing`: the ranks sharing this rank's GPU under MPS), so that every
 /// rank takes the same halo depth.
@@ -497,7 +481,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
   run_setup setup{&opts, backend, kernel, &decomposition, &pool, print};
   setup.halo_overlap = resolve_halo_overlap(opts.halo_overlap, job);
-  setup.graph_overlap = resolve_graph_overlap(opts.halo_overlap, job, opts.steps_per_launch);
+  setup.graph_overlap =
+      graph_overlap(opts.halo_overlap, job.time_sliced, job.ranks_per_gpu, opts.steps_per_launch);
   setup.device_budget_bytes = pipeline_budget(opts, backend, bound.report().ranks_on_gpu,
                                               decomposition.layout(), element_size);
   if (opts.mode == run_mode::streamed) {

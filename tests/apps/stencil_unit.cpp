@@ -264,6 +264,18 @@ TEST(StencilOptions, AutoStepsPerLaunchPairsRanksSharingAGpu) {
   EXPECT_EQ(choice({"--dtype", "float", "--halo-depth", "1"}, "cuda", {96, 96, 96}, l2, 8), 1);
 }
 
+// --halo-overlap for the steps of CUDA graphs: auto overlaps them up to 4 ranks a GPU under MPS at
+// one step per launch; on and off are what they say.
+TEST(StencilOptions, GraphOverlapAutoUpToFourRanksAtOneStepPerLaunch) {
+  EXPECT_TRUE(fs::graph_overlap("auto", false, 1, 1));
+  EXPECT_TRUE(fs::graph_overlap("auto", false, 4, 1));
+  EXPECT_FALSE(fs::graph_overlap("auto", false, 5, 1));
+  EXPECT_FALSE(fs::graph_overlap("auto", false, 2, 2));  // pairs: measured slower overlapped
+  EXPECT_FALSE(fs::graph_overlap("auto", true, 2, 1));   // time-sliced
+  EXPECT_TRUE(fs::graph_overlap("on", true, 32, 2));
+  EXPECT_FALSE(fs::graph_overlap("off", false, 1, 1));
+}
+
 TEST(StencilRegions, InnerAndBoundaryTileTheInterior) {
   std::mt19937 random(std::random_device{}());
   std::uniform_int_distribution<int> extent(1, 7);
