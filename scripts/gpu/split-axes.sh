@@ -6,14 +6,14 @@
 # With "push" first: the split funnel chooses at 2, 4, 8, 16 and 32 ranks and 512^3 on 8, each
 # with FUNNEL_HALO_PUSH=off (an exchange kernel, then the update) and on (the update kernel
 # pushes the exchange), one rank as the baseline of both.
-# Usage: scripts/gpu/split-axes.sh [push] [ROUNDS]   (after scripts/gpu/run-all.sh build; ROUNDS
-# of the whole table, default 1; one line per run: dims, microseconds per step, fraction of one
-# rank; summaries and logs under $OUT/split)
 # With "overlap" first: the split funnel chooses at 2 to 32 ranks with the defaults (each field
 # compared with one rank's, bitwise), then at 2 to 8 ranks with the fifteenth session's (one step
 # per launch, graphs not overlapped: --steps-per-launch 1 --halo-overlap off); 512^3 at 2, 4, 8.
+# Usage: scripts/gpu/split-axes.sh [push|overlap] [ROUNDS]   (after scripts/gpu/run-all.sh
+# build; ROUNDS of the whole table, default 1; one line per run: dims, microseconds per step,
+# fraction of one rank; summaries and logs under $OUT/split)
 set -u
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,11p' "$0" | sed 's/^# //'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,14p' "$0" | sed 's/^# //'; exit 0; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=1
 b=${BUILD_DIR:-build-gpu}
