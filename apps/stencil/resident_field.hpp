@@ -555,7 +555,8 @@ class resident_field {
     fork.record(compute_);
     wait_event(halo_stream_, fork.view());
     for (std::int64_t s = 0; s < graph_steps_; s += steps_per_launch()) {
-      event& inner_done = capture_events_[2 + (s / steps_per_launch()) % 2];
+      const std::int64_t launch = s / steps_per_launch();
+      event& inner_done = capture_events_[2 + launch % 2];
       if (timed && s == 0) graph_marks_[0].record_in_graph(halo_stream_);
       halo_.begin(halo_stream_, current_.data());
       if (pairs_) {
@@ -569,9 +570,7 @@ class resident_field {
       inner_done.record(compute_);
       halo_.finish(halo_stream_);
       if (timed && s == 0) graph_marks_[1].record_in_graph(halo_stream_);
-      if (s > 0) {
-        wait_event(halo_stream_, capture_events_[2 + (s / steps_per_launch() + 1) % 2].view());
-      }
+      if (s > 0) wait_event(halo_stream_, capture_events_[2 + (launch + 1) % 2].view());
       if (pairs_) {
         for (std::size_t r = 1; r < pair_regions_.size(); ++r) {
           pair(halo_stream_, current_.data(), next_.data(), pair_regions_[r].first,
@@ -586,7 +585,7 @@ class resident_field {
       wait_event(compute_, boundary_done.view());
       std::swap(current_, next_);
     }
-    // The last inner update is joined too (the compute stream's own order).
+    // The compute stream has waited for the last boundary update: both streams are joined.
   }
 
   // One block of graph_steps_ pushed steps as a graph (captured on the first call): each step

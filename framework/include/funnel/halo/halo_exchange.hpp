@@ -26,7 +26,9 @@ namespace funnel {
  * @brief The halo exchange of one field layout, built once and run every step.
  *
  * Axis by axis (x, then y over the x ghosts too, then z over both), so edge and corner ghosts
- * end up holding the diagonal neighbours' values, exactly as on one rank. Ghosts on a
+ * end up holding the diagonal neighbours' values, exactly as on one rank (unless
+ * halo_options::faces_only lets neighbours on this GPU under MPS take every face in one kernel
+ * and leave edges and corners unfilled). Ghosts on a
  * non-periodic global boundary are never written. Each neighbour is served by one transport
  * (see paths()):
  * - `ipc-ordered` (neighbours on this node and, on CUDA, on this GPU, when the options bind a
