@@ -249,6 +249,15 @@ struct split_case {
   std::vector<std::pair<long long, double>> goals;  ///< (ranks, fraction of one rank)
 };
 
+/// The ranks along each axis that a funnel-stencil summary names, as "8x1x2".
+std::string decomposition_text(const json& summary) {
+  std::string text;
+  for (const json& d : summary.at("decomposition")) {
+    text += (text.empty() ? "" : "x") + std::to_string(d.get<long long>());
+  }
+  return text;
+}
+
 /// Runs `c` through funnel-run: each rank count's cell updates per second as a fraction of one
 /// rank's. Adds a row per rank count above 1 and the runs under o.raw[c.key].
 void split_part(const context& ctx, const split_case& c, outcome& o) {
@@ -270,7 +279,8 @@ void split_part(const context& ctx, const split_case& c, outcome& o) {
     if (r == 1) one_rank = res.cell_updates_per_s;
     if (r == 1 || one_rank <= 0.0) continue;
     comparison row;
-    row.what = std::to_string(r) + " ranks split " + c.label;
+    row.what = std::to_string(r) + " ranks split " + c.label + " (" +
+               decomposition_text(res.summary) + ")";
     row.baseline_name = "1 rank owns the grid";
     row.baseline = one_rank;
     row.funnel_name = std::to_string(r) + " ranks via " + to_string(mode);
@@ -292,8 +302,8 @@ void split_part(const context& ctx, const split_case& c, outcome& o) {
   o.raw[c.key] = std::move(raw);
 }
 
-/// The cube the ranks split (--shared-*), and the small grid split along x (--split-*), where
-/// each rank's step is a few tiny kernels and the halo exchange dominates.
+/// The cube the ranks split (--shared-*), and the small grid (--split-*), where each rank's step
+/// is a few tiny kernels and the halo exchange dominates, once per --split-dims choice.
 std::vector<split_case> split_cases(const option_values& opt) {
   const long long n = opt.integer("shared-n");
   const std::string cube = std::to_string(n) + "," + std::to_string(n) + "," + std::to_string(n);
@@ -307,20 +317,25 @@ std::vector<split_case> split_cases(const option_values& opt) {
   const std::vector<long long> g = opt.integers("split-grid");  // three: split_grid_option()
   const std::string grid =
       std::to_string(g[0]) + "," + std::to_string(g[1]) + "," + std::to_string(g[2]);
-  split_case small{
-      "split",
-      std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" + std::to_string(g[2]),
-      {"--problem", "heat3d", "--n", grid, "--dtype", "float", "--steps", opt.text("split-steps")},
-      opt.integers("split-ranks"),
-      true,
-      {{8, 0.70}, {16, 0.55}, {32, 0.40}}};
-  return {shared, small};
+  std::vector<split_case> cases = {shared};
+  for (const std::string& dims : opt.choices("split-dims")) {
+    const bool along_x = dims == "x";
+    cases.push_back(split_case{along_x ? "split-x" : "split",
+                               std::to_string(g[0]) + "x" + std::to_string(g[1]) + "x" +
+                                   std::to_string(g[2]) + (along_x ? " along x" : ""),
+                               {"--problem", "heat3d", "--n", grid, "--dtype", "float", "--steps",
+                                opt.text("split-steps")},
+                               opt.integers("split-ranks"),
+                               along_x,
+                               {{8, 0.70}, {16, 0.55}, {32, 0.40}}});
+  }
+  return cases;
 }
 
 /// --split-grid: three integers >= 1, checked when the command line is parsed.
 option_spec split_grid_option() {
-  option_spec o = integers_option("split-grid", "NX,NY,NZ", "the small grid split along x (float)",
-                                  "768,96,96", "8,4,4");
+  option_spec o = integers_option("split-grid", "NX,NY,NZ",
+                                  "the small grid the ranks split (float)", "768,96,96", "8,4,4");
   o.check = [](const std::string& value) {
     return std::count(value.begin(), value.end(), ',') == 2
                ? std::string{}
@@ -357,8 +372,8 @@ benchmark stencil_benchmark() {
       "and double, on funnel's rows and on padded rows (--row-align); jacobi2d\n"
       "with its norm every step the same way (goal >= 0.85); and N ranks splitting one grid on\n"
       "one GPU through funnel-run + funnel-stencil against one rank owning it: the cube (goal\n"
-      ">= 0.97 at N = 8) and a small float grid split along x (goals >= 0.70 / 0.55 / 0.40 at\n"
-      "N = 8 / 16 / 32).";
+      ">= 0.97 at N = 8) and a small float grid (goals >= 0.70 / 0.55 / 0.40 at N = 8 / 16 /\n"
+      "32), split as funnel-stencil chooses or along x (--split-dims).";
   spec.options = {
       integers_option("sizes", "LIST", "edges of the resident cubes", "256,512,1024", "12,16", 4),
       choices_option("dtypes", "LIST", "element types (float,double)", "float,double",
@@ -382,6 +397,10 @@ benchmark stencil_benchmark() {
       integers_option("split-ranks", "LIST", "ranks splitting the small grid", "1,2,4,8,16,32",
                       "1,2"),
       integer_option("split-steps", "S", "its funnel-stencil steps", "500", "3"),
+      choices_option("split-dims", "LIST",
+                     "how the ranks split the small grid: funnel (funnel-stencil's own "
+                     "decomposition, as a user's run gets it) or x (R x 1 x 1)",
+                     "funnel", "funnel,x", {"funnel", "x"}),
   };
   return benchmark{spec, run_stencil};
 }

@@ -95,6 +95,15 @@ def cmd_quick(bench):
             check(benches["scaling"]["status"] == "skipped" and
                   "needs 2 GPUs" in benches["scaling"].get("reason", ""),
                   "scaling is not skipped with 'needs 2 GPUs'")
+        # --split-dims funnel,x (the quick default): both splits of the small grid, each row
+        # naming the decomposition the run really had.
+        stencil = benches.get("stencil", {})
+        if stencil.get("status") == "ok":
+            cases = [r["case"] for r in stencil["rows"]]
+            check("2 ranks split 8x4x4 along x (2x1x1)" in cases, f"stencil: no x row: {cases}")
+            check(any(c.startswith("2 ranks split 8x4x4 (") for c in cases),
+                  f"stencil: no row of funnel's own split: {cases}")
+            check({"split", "split-x"} <= set(stencil["raw"]), "stencil: raw split runs missing")
         # The numbers are this run's: the share worker's per-rank times are real measurements.
         share = benches.get("share", {})
         if share.get("status") == "ok":
@@ -129,6 +138,7 @@ BAD = [
     (["pool", "--quick=1"], "--quick"),
     (["pool", "--backend", "cuda"], "cuda"),  # no GPU here: unsupported, said in one line
     (["stencil", "--split-grid", "768,96"], "'768,96'"),
+    (["stencil", "--split-dims", "funnel,y"], "funnel,y"),
     (["kernels", "--regions", "24x96"], "'24x96'"),
     (["kernels", "--regions", "24x96x1"], "'24x96x1'"),
     (["kernels", "--regions", "24x96x96,,8x8x8"], "''"),
