@@ -16,6 +16,7 @@
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/io/termination_request.hpp"
+#include "module_loading.hpp"
 #include "options.hpp"
 #include "run.hpp"
 
@@ -114,6 +115,7 @@ int main(int argc, char** argv) {
     print_error(e.what());
     return exit_failure;
   }
+  funnel::stencil::settle_module_loading();  // before MPI_Init: an MPI library may start CUDA
   // FUNNELED: snapshot blocks are written on a thread that makes no MPI call.
   int thread_level = MPI_THREAD_SINGLE;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &thread_level);

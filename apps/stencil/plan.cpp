@@ -29,6 +29,14 @@ std::string format_plan(const plan_info& p) {
       << ", kernel " << p.kernel << "; GPUs " << p.gpus;
   if (p.gpus > 0) out << ", ranks per GPU " << p.ranks_per_gpu << ", MPS " << p.mps;
   out << "\n";
+  if (p.backend == "cuda") {
+    out << "  CUDA kernels: "
+        << (p.module_loading == "EAGER" ? "loaded at start (CUDA_MODULE_LOADING=EAGER)"
+            : p.module_loading.empty()
+                ? "loaded as CUDA's default loading mode says (CUDA_MODULE_LOADING unset)"
+                : "CUDA_MODULE_LOADING=" + p.module_loading + " (set before the run)")
+        << "\n";
+  }
   for (const auto& warning : p.warnings) out << "  WARNING: " << warning << "\n";
   out << "  decomposition " << p.dims[0] << "x" << p.dims[1] << "x" << p.dims[2] << ", local boxes "
       << cells(p.smallest_box);

@@ -31,6 +31,7 @@ struct plan_info {
   int gpus = 0;                          ///< distinct GPUs used (0 on the host backend)
   int ranks_per_gpu = 0;                 ///< most ranks sharing one GPU
   std::string mps;                       ///< "yes (confirmed)", "no", "n/a"
+  std::string module_loading;            ///< CUDA_MODULE_LOADING on the CUDA backend ("": unset)
   std::vector<std::string> warnings;     ///< binding warnings (ranks sharing a GPU without MPS)
   std::array<int, 3> dims{1, 1, 1};      ///< ranks along x, y, z
   index3 smallest_box{0, 0, 0};          ///< smallest local interior

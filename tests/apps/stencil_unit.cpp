@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -11,6 +12,7 @@
 
 #include "cli_support.hpp"
 #include "funnel/error.hpp"
+#include "module_loading.hpp"
 #include "options.hpp"
 #include "plan.hpp"
 #include "regions.hpp"
@@ -439,6 +441,57 @@ TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
                             "travel)"),
             std::string::npos)
       << overlapped;
+}
+
+TEST(StencilPlan, SaysHowCudaLoadsTheKernels) {
+  fs::plan_info p;
+  p.backend = "host";
+  p.module_loading = "EAGER";
+  EXPECT_EQ(fs::format_plan(p).find("CUDA kernels"), std::string::npos);
+  p.backend = "cuda";
+  EXPECT_NE(fs::format_plan(p).find("CUDA kernels: loaded at start (CUDA_MODULE_LOADING=EAGER)"),
+            std::string::npos)
+      << fs::format_plan(p);
+  p.module_loading = "LAZY";
+  EXPECT_NE(fs::format_plan(p).find("CUDA_MODULE_LOADING=LAZY (set before the run)"),
+            std::string::npos)
+      << fs::format_plan(p);
+}
+
+/// Restores CUDA_MODULE_LOADING as it was when constructed.
+class module_loading_env {
+ public:
+  module_loading_env() {
+    const char* v = std::getenv("CUDA_MODULE_LOADING");
+    if (v != nullptr) saved_ = v;
+    had_ = v != nullptr;
+  }
+  module_loading_env(const module_loading_env&) = delete;
+  module_loading_env& operator=(const module_loading_env&) = delete;
+  ~module_loading_env() {
+    if (had_) {
+      ::setenv("CUDA_MODULE_LOADING", saved_.c_str(), 1);
+    } else {
+      ::unsetenv("CUDA_MODULE_LOADING");
+    }
+  }
+
+ private:
+  std::string saved_;
+  bool had_ = false;
+};
+
+TEST(StencilModuleLoading, EagerUnlessTheUserChose) {
+  const module_loading_env restore;
+  ::unsetenv("CUDA_MODULE_LOADING");
+  EXPECT_EQ(fs::settle_module_loading(), "EAGER");
+  EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "EAGER");
+  ::setenv("CUDA_MODULE_LOADING", "", 1);  // empty: unset for CUDA, so overwritten
+  EXPECT_EQ(fs::settle_module_loading(), "EAGER");
+  EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "EAGER");
+  ::setenv("CUDA_MODULE_LOADING", "LAZY", 1);  // the user's choice is kept
+  EXPECT_EQ(fs::settle_module_loading(), "LAZY");
+  EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
 }
 
 TEST(StencilSummary, SaysWhetherTheExchangeWasPushed) {
