@@ -8,6 +8,8 @@
 #            pipeline; JSON under $OUT
 #   profile  Nsight Compute (ncu) on one heat3d 512^3 float and one jacobi2d 16384^2 step per row
 #            padding: throughput, memory and occupancy sections, what limits each kernel
+#   tiling   tests/kernels/heat3d_tiling_probe: heat3d tilings tried against funnel's kernel (the
+#            2.5D shared-memory z-march), float and double, 256^3 to 1024^3, against a copy
 # Usage: scripts/gpu/kernel-bounds.sh STAGE[,STAGE...]   (default: build,check,measure)
 # Logs go to $OUT (or ./gpu-out); a short table is printed last.
 set -euo pipefail
@@ -22,7 +24,7 @@ table=()
 record() { table+=("$(printf '%-9s %-6s %s' "$1" "$2" "$3")"); }
 
 usage() {
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 stage_build() {
@@ -31,7 +33,7 @@ stage_build() {
   local t0=${SECONDS}
   if funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1 &&
     cmake --build "${build}" -j "$(nproc)" --target funnel-bench funnel-stencil \
-      kernels_gpu >"${out}/build.log" 2>&1; then
+      kernels_gpu heat3d_tiling_probe >"${out}/build.log" 2>&1; then
     record build ok "$((SECONDS - t0)) s"
   else
     grep -E -A3 "FAILED|error" "${out}/build.log" | head -40 || tail -20 "${out}/configure.log"
@@ -74,6 +76,18 @@ stage_profile() {
   record profile "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "ncu.txt"
 }
 
+stage_tiling() {
+  local rc=0 type n
+  : >"${out}/tiling.txt"
+  for type in float double; do
+    for n in 256 512 1024; do
+      "${build}/bin/heat3d_tiling_probe" "${type}" "${n}" >>"${out}/tiling.txt" 2>&1 || rc=$?
+    done
+  done
+  grep -E "device copy|bitwise|MISMATCH|not checked" "${out}/tiling.txt" | head -100
+  record tiling "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "tiling.txt"
+}
+
 main() {
   case "${stages}" in -h | --help) usage; return 0 ;; esac
   mkdir -p "${out}"
@@ -81,8 +95,8 @@ main() {
   local stage
   for stage in ${stages//,/ }; do
     case "${stage}" in
-      build | check | measure | profile) "stage_${stage}" || true ;;
-      *) echo "kernel-bounds.sh: unknown stage '${stage}' (build, check, measure, profile)" >&2; return 2 ;;
+      build | check | measure | profile | tiling) "stage_${stage}" || true ;;
+      *) echo "kernel-bounds.sh: unknown stage '${stage}' (build, check, measure, profile, tiling)" >&2; return 2 ;;
     esac
   done
   printf '%s\n' "----" "${table[@]}"

@@ -1,0 +1,314 @@
+// heat3d_tiling_probe: a diagnostic for the GPU machine (not a test). It keeps a tiling of the
+// 3D heat step that was tried against funnel's kernel, so that the choice can be measured again
+// on the next GPU: the 2.5D shared-memory z-march. A block of BX x BY threads (P cells each along
+// x) marches through KC planes of one z-chunk; each plane goes into a double-buffered shared
+// tile with its one-cell x and y frame, the z-neighbours stay in registers, and every load is
+// issued D planes ahead. One __syncthreads a plane.
+//
+// Usage: heat3d_tiling_probe [float|double] [N]  (default float 512): an N^3 interior with a
+// one-cell halo (funnel's rows, N + 2 cells). Prints a device-to-device copy of the field,
+// funnel's kernels::heat3d_step, then each variant, as milliseconds per step and as a fraction
+// of the copy, and whether the variant's field is bitwise funnel's (checked up to N = 512).
+//
+// H100, 2026-11-27 (`scripts/gpu/kernel-bounds.sh tiling`; docs/performance.md, "Kernels and
+// pipeline at their bounds"): funnel's kernel took 0.85-0.87 of the copy for float and 0.89-0.91
+// for double (256^3-1024^3); the z-march variants 0.38-0.62 and 0.40-0.63, every one of them
+// bitwise funnel's field. The z-march keeps one load per plane and its prefetch queue in
+// flight per thread (62-128 registers) and waits at a barrier every plane; funnel's kernel
+// issues all the loads of its 2 x 2 column before any arithmetic and needs no barrier.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "funnel/decomposition/box.hpp"
+#include "funnel/decomposition/field_layout.hpp"
+#include "funnel/kernels/detail/stencil_arithmetic.hpp"
+#include "funnel/kernels/heat3d.hpp"
+#include "funnel/runtime/stream_view.hpp"
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) {
+    std::fprintf(stderr, "heat3d_tiling_probe: %s: %s\n", what, cudaGetErrorString(e));
+    std::exit(1);
+  }
+}
+
+/// A device array of `count` values of T (freed on destruction).
+template <class T>
+class device_array {
+ public:
+  explicit device_array(std::int64_t count) {
+    check(cudaMalloc(&data_, static_cast<std::size_t>(count) * sizeof(T)), "cudaMalloc");
+  }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+  ~device_array() { cudaFree(data_); }
+  [[nodiscard]] T* get() const { return data_; }
+
+ private:
+  T* data_ = nullptr;
+};
+
+/// The region and strides a variant reads: interior [lo, hi) in allocated coordinates.
+struct geometry {
+  std::int64_t lo[3];
+  std::int64_t hi[3];
+  std::int64_t sy;  // elements per row (allocated x extent)
+  std::int64_t sz;  // elements per plane
+};
+
+template <class T, int P>
+struct vector_of;
+template <>
+struct vector_of<float, 2> {
+  using type = float2;
+};
+template <>
+struct vector_of<double, 2> {
+  using type = double2;
+};
+
+template <int P, class T>
+__device__ __forceinline__ void load(const T* p, T (&v)[P]) {
+  if constexpr (P == 1) {
+    v[0] = __ldg(p);
+  } else {
+    const auto l = __ldg(reinterpret_cast<const typename vector_of<T, P>::type*>(p));
+    v[0] = l.x;
+    v[1] = l.y;
+  }
+}
+
+template <int P, class T>
+__device__ __forceinline__ void store(T* p, const T (&v)[P]) {
+  if constexpr (P == 1) {
+    *p = v[0];
+  } else {
+    *reinterpret_cast<typename vector_of<T, P>::type*>(p) = {v[0], v[1]};
+  }
+}
+
+/// The 2.5D z-march (see the file comment). Columns start at lo[0] rounded down to P, as in
+/// funnel's kernel; cells outside [lo, hi) are loaded where the tile needs them, never written.
+template <class T, int P, int BX, int BY, int D>
+__global__ void __launch_bounds__(BX* BY)
+    z_march(const T* __restrict__ in, T* __restrict__ out, geometry g, int planes, T c) {
+  constexpr int width = BX * P + 2;
+  __shared__ T tile[2][BY + 2][width];
+  const int tx = static_cast<int>(threadIdx.x);
+  const int ty = static_cast<int>(threadIdx.y);
+  const std::int64_t i0 = (g.lo[0] / P) * P + (std::int64_t{blockIdx.x} * BX + tx) * P;
+  const std::int64_t j = g.lo[1] + std::int64_t{blockIdx.y} * BY + ty;
+  const std::int64_t first = g.lo[2] + std::int64_t{blockIdx.z} * planes;
+  const std::int64_t last = first + planes < g.hi[2] ? first + planes : g.hi[2];
+  const bool loads = i0 < g.sy && j <= g.hi[1];
+  const bool row_below = ty == 0;
+  const bool row_above = ty == BY - 1 && j < g.hi[1];
+  const bool cell_left = tx == 0 && i0 > 0 && loads;
+  const bool cell_right = (tx == BX - 1 || i0 + P >= g.hi[0]) && i0 + P < g.sy && loads;
+  const bool computes = i0 < g.hi[0] && j < g.hi[1];
+  const std::int64_t column = j * g.sy + i0;
+
+  T z[D + 3][P];      // planes k - 1 .. k + 1 + D
+  T below[D + 1][P];  // row j - 1 of planes k .. k + D (row_below threads)
+  T above[D + 1][P];  // row j + BY (row_above threads)
+  T left[D + 1];
+  T right[D + 1];
+  auto centre = [&](std::int64_t k, T(&v)[P]) {
+    if (loads && k <= g.hi[2]) load<P>(in + k * g.sz + column, v);
+  };
+  auto frame = [&](std::int64_t k, T(&b)[P], T(&a)[P], T& l, T& r) {
+    if (!loads || k > g.hi[2]) return;
+    const std::int64_t at = k * g.sz + column;
+    if (row_below) load<P>(in + at - g.sy, b);
+    if (row_above) load<P>(in + at + g.sy, a);
+    if (cell_left) l = __ldg(in + at - 1);
+    if (cell_right) r = __ldg(in + at + P);
+  };
+#pragma unroll
+  for (int d = 0; d < D + 3; ++d) centre(first - 1 + d, z[d]);
+#pragma unroll
+  for (int d = 0; d < D + 1; ++d) frame(first + d, below[d], above[d], left[d], right[d]);
+
+  int buffer = 0;
+  for (std::int64_t k = first; k < last; ++k) {
+    T(*t)[width] = tile[buffer];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      t[ty + 1][tx * P + 1 + p] = z[1][p];
+      if (row_below) t[0][tx * P + 1 + p] = below[0][p];
+      if (row_above) t[ty + 2][tx * P + 1 + p] = above[0][p];
+    }
+    if (cell_left) t[ty + 1][0] = left[0];
+    if (cell_right) t[ty + 1][tx * P + 1 + P] = right[0];
+    __syncthreads();  // the other buffer is rewritten only after the next plane's barrier
+    if (computes) {
+      T v[P];
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        const int x = tx * P + 1 + p;
+        v[p] = funnel::kernels::detail::heat_update_3d(z[1][p], t[ty + 1][x - 1], t[ty + 1][x + 1],
+                                                       t[ty][x], t[ty + 2][x], z[0][p], z[2][p], c);
+      }
+      T* row = out + k * g.sz + column;
+      if (i0 >= g.lo[0] && i0 + P <= g.hi[0]) {
+        store<P>(row, v);
+      } else {
+#pragma unroll
+        for (int p = 0; p < P; ++p) {
+          if (i0 + p >= g.lo[0] && i0 + p < g.hi[0]) row[p] = v[p];
+        }
+      }
+    }
+#pragma unroll
+    for (int d = 0; d < D + 2; ++d) {
+#pragma unroll
+      for (int p = 0; p < P; ++p) z[d][p] = z[d + 1][p];
+    }
+#pragma unroll
+    for (int d = 0; d < D; ++d) {
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        below[d][p] = below[d + 1][p];
+        above[d][p] = above[d + 1][p];
+      }
+      left[d] = left[d + 1];
+      right[d] = right[d + 1];
+    }
+    if (k + 2 + D <= last) centre(k + 2 + D, z[D + 2]);
+    if (k + 1 + D < last) frame(k + 1 + D, below[D], above[D], left[D], right[D]);
+    buffer ^= 1;
+  }
+}
+
+template <class T>
+__global__ void fill(T* a, std::int64_t cells) {
+  for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < cells;
+       i += std::int64_t{gridDim.x} * blockDim.x) {
+    auto h = static_cast<std::uint32_t>(static_cast<std::uint64_t>(i) * 2654435761ULL);
+    h ^= h >> 13;
+    h *= 0x5bd1e995U;
+    h ^= h >> 15;
+    a[i] = T(h % 1000) / T(1000);
+  }
+}
+
+/// Milliseconds per call of `launch`, the best of 5 repetitions of 10 calls after 3 untimed.
+template <class Launch>
+float time_ms(const Launch& launch) {
+  cudaEvent_t start = nullptr;
+  cudaEvent_t end = nullptr;
+  check(cudaEventCreate(&start), "cudaEventCreate");
+  check(cudaEventCreate(&end), "cudaEventCreate");
+  for (int w = 0; w < 3; ++w) launch();
+  float best = 1e30F;
+  for (int rep = 0; rep < 5; ++rep) {
+    check(cudaEventRecord(start), "cudaEventRecord");
+    for (int s = 0; s < 10; ++s) launch();
+    check(cudaEventRecord(end), "cudaEventRecord");
+    check(cudaEventSynchronize(end), "cudaEventSynchronize");
+    float ms = 0.0F;
+    check(cudaEventElapsedTime(&ms, start, end), "cudaEventElapsedTime");
+    best = std::min(best, ms / 10.0F);
+  }
+  check(cudaEventDestroy(start), "cudaEventDestroy");
+  check(cudaEventDestroy(end), "cudaEventDestroy");
+  return best;
+}
+
+template <class T>
+int run(std::int64_t n) {
+  const std::int64_t alloc = n + 2;
+  const std::int64_t cells = alloc * alloc * alloc;
+  const std::size_t bytes = static_cast<std::size_t>(cells) * sizeof(T);
+  device_array<T> in(cells);
+  device_array<T> out(cells);
+  device_array<T> reference(cells);
+  fill<<<1024, 256>>>(in.get(), cells);
+  check(cudaMemset(out.get(), 0, bytes), "cudaMemset");
+  check(cudaMemset(reference.get(), 0, bytes), "cudaMemset");
+  const funnel::field_layout layout{{n, n, n}, 1};
+  const funnel::box interior = layout.interior_box();
+  const geometry g{{1, 1, 1}, {n + 1, n + 1, n + 1}, alloc, alloc * alloc};
+  const T c = T(0.1);
+  const funnel::kernels::heat3d_params<T> params{c};
+  const funnel::stream_view stream = funnel::stream_view::from_native_handle(nullptr);
+
+  const float copy = time_ms([&] {
+    check(cudaMemcpyAsync(out.get(), in.get(), bytes, cudaMemcpyDeviceToDevice), "copy");
+  });
+  const float funnel_ms = time_ms([&] {
+    funnel::kernels::heat3d_step(stream, funnel::kernels::implementation::cuda, layout, in.get(),
+                                 reference.get(), interior, params);
+  });
+  std::printf("%s %lld^3: device copy %.3f ms (%.0f GB/s); funnel's heat3d_step %.3f ms = %.3f\n",
+              sizeof(T) == 4 ? "float" : "double", static_cast<long long>(n), copy,
+              2.0 * static_cast<double>(bytes) / copy / 1e6, funnel_ms, copy / funnel_ms);
+  check(cudaDeviceSynchronize(), "reference step");
+  const bool checked = n <= 512;
+  std::vector<T> want(checked ? static_cast<std::size_t>(cells) : 0);
+  std::vector<T> got(want.size());
+  if (checked)
+    check(cudaMemcpy(want.data(), reference.get(), bytes, cudaMemcpyDeviceToHost), "D2H");
+
+  int mismatches = 0;
+  auto variant = [&](const char* name, auto kernel, int bx, int by, int p, int planes) {
+    const dim3 block(static_cast<unsigned>(bx), static_cast<unsigned>(by));
+    const dim3 grid(static_cast<unsigned>((alloc + bx * p - 1) / (bx * p)),
+                    static_cast<unsigned>((n + by - 1) / by),
+                    static_cast<unsigned>((n + planes - 1) / planes));
+    auto launch = [&] { kernel<<<grid, block>>>(in.get(), out.get(), g, planes, c); };
+    check(cudaMemset(out.get(), 0, bytes), "cudaMemset");
+    launch();
+    check(cudaGetLastError(), name);
+    check(cudaDeviceSynchronize(), name);
+    bool same = true;
+    if (checked) {
+      check(cudaMemcpy(got.data(), out.get(), bytes, cudaMemcpyDeviceToHost), "D2H");
+      for (std::int64_t k = 1; k <= n && same; ++k) {
+        for (std::int64_t j = 1; j <= n && same; ++j) {
+          const std::int64_t at = (k * alloc + j) * alloc + 1;
+          same = std::memcmp(&got[at], &want[at], static_cast<std::size_t>(n) * sizeof(T)) == 0;
+        }
+      }
+    }
+    if (!same) ++mismatches;
+    const float ms = time_ms(launch);
+    std::printf("  %-24s %3d planes a block  %.3f ms = %.3f of the copy  %s\n", name, planes, ms,
+                copy / ms,
+                !checked ? "(not checked)"
+                : same   ? "bitwise"
+                         : "MISMATCH");
+  };
+  for (const int planes : {16, 32, 64}) {
+    variant("z-march P2 32x8 D2", z_march<T, 2, 32, 8, 2>, 32, 8, 2, planes);
+    variant("z-march P2 32x8 D4", z_march<T, 2, 32, 8, 4>, 32, 8, 2, planes);
+    variant("z-march P2 32x16 D2", z_march<T, 2, 32, 16, 2>, 32, 16, 2, planes);
+    variant("z-march P2 64x4 D4", z_march<T, 2, 64, 4, 4>, 64, 4, 2, planes);
+    variant("z-march P1 32x8 D4", z_march<T, 1, 32, 8, 4>, 32, 8, 1, planes);
+  }
+  return mismatches == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string type = argc > 1 ? argv[1] : "float";
+  const long long n = argc > 2 ? std::atoll(argv[2]) : 512;
+  if ((type != "float" && type != "double") || n < 4 || n % 2 != 0) {
+    std::fprintf(stderr,
+                 "heat3d_tiling_probe: usage: heat3d_tiling_probe [float|double] [N] (N even, "
+                 ">= 4; got '%s' %lld)\n",
+                 type.c_str(), n);
+    return 2;
+  }
+  return type == "float" ? run<float>(n) : run<double>(n);
+}
