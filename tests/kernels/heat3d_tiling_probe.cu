@@ -31,8 +31,13 @@
 #include "funnel/kernels/detail/stencil_arithmetic.hpp"
 #include "funnel/kernels/heat3d.hpp"
 #include "funnel/runtime/stream_view.hpp"
+#include "vector_rows.cuh"  // kernels/src/cuda: the kernels' vector loads and stores
 
 namespace {
+
+using funnel::kernels::detail::cuda::load_row;
+using funnel::kernels::detail::cuda::region_geometry;
+using funnel::kernels::detail::cuda::store_row;
 
 void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) {
@@ -57,50 +62,11 @@ class device_array {
   T* data_ = nullptr;
 };
 
-/// The region and strides a variant reads: interior [lo, hi) in allocated coordinates.
-struct geometry {
-  std::int64_t lo[3];
-  std::int64_t hi[3];
-  std::int64_t sy;  // elements per row (allocated x extent)
-  std::int64_t sz;  // elements per plane
-};
-
-template <class T, int P>
-struct vector_of;
-template <>
-struct vector_of<float, 2> {
-  using type = float2;
-};
-template <>
-struct vector_of<double, 2> {
-  using type = double2;
-};
-
-template <int P, class T>
-__device__ __forceinline__ void load(const T* p, T (&v)[P]) {
-  if constexpr (P == 1) {
-    v[0] = __ldg(p);
-  } else {
-    const auto l = __ldg(reinterpret_cast<const typename vector_of<T, P>::type*>(p));
-    v[0] = l.x;
-    v[1] = l.y;
-  }
-}
-
-template <int P, class T>
-__device__ __forceinline__ void store(T* p, const T (&v)[P]) {
-  if constexpr (P == 1) {
-    *p = v[0];
-  } else {
-    *reinterpret_cast<typename vector_of<T, P>::type*>(p) = {v[0], v[1]};
-  }
-}
-
 /// The 2.5D z-march (see the file comment). Columns start at lo[0] rounded down to P, as in
 /// funnel's kernel; cells outside [lo, hi) are loaded where the tile needs them, never written.
 template <class T, int P, int BX, int BY, int D>
 __global__ void __launch_bounds__(BX* BY)
-    z_march(const T* __restrict__ in, T* __restrict__ out, geometry g, int planes, T c) {
+    z_march(const T* __restrict__ in, T* __restrict__ out, region_geometry g, int planes, T c) {
   constexpr int width = BX * P + 2;
   __shared__ T tile[2][BY + 2][width];
   const int tx = static_cast<int>(threadIdx.x);
@@ -123,13 +89,13 @@ __global__ void __launch_bounds__(BX* BY)
   T left[D + 1];
   T right[D + 1];
   auto centre = [&](std::int64_t k, T(&v)[P]) {
-    if (loads && k <= g.hi[2]) load<P>(in + k * g.sz + column, v);
+    if (loads && k <= g.hi[2]) load_row<P>(in + k * g.sz + column, v);
   };
   auto frame = [&](std::int64_t k, T(&b)[P], T(&a)[P], T& l, T& r) {
     if (!loads || k > g.hi[2]) return;
     const std::int64_t at = k * g.sz + column;
-    if (row_below) load<P>(in + at - g.sy, b);
-    if (row_above) load<P>(in + at + g.sy, a);
+    if (row_below) load_row<P>(in + at - g.sy, b);
+    if (row_above) load_row<P>(in + at + g.sy, a);
     if (cell_left) l = __ldg(in + at - 1);
     if (cell_right) r = __ldg(in + at + P);
   };
@@ -160,7 +126,7 @@ __global__ void __launch_bounds__(BX* BY)
       }
       T* row = out + k * g.sz + column;
       if (i0 >= g.lo[0] && i0 + P <= g.hi[0]) {
-        store<P>(row, v);
+        store_row<P>(row, v);
       } else {
 #pragma unroll
         for (int p = 0; p < P; ++p) {
@@ -237,7 +203,7 @@ int run(std::int64_t n) {
   check(cudaMemset(reference.get(), 0, bytes), "cudaMemset");
   const funnel::field_layout layout{{n, n, n}, 1};
   const funnel::box interior = layout.interior_box();
-  const geometry g{{1, 1, 1}, {n + 1, n + 1, n + 1}, alloc, alloc * alloc};
+  const region_geometry g = funnel::kernels::detail::cuda::make_geometry(layout, interior);
   const T c = T(0.1);
   const funnel::kernels::heat3d_params<T> params{c};
   const funnel::stream_view stream = funnel::stream_view::from_native_handle(nullptr);
