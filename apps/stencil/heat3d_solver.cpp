@@ -140,6 +140,7 @@ class heat3d_solver final : public solver {
     }
   }
 
+  void wait_for_steps() override { field_.synchronize(); }
   void close() override { field_.close(); }
   void wait(MPI_Request& request) override { field_.wait(request); }
 

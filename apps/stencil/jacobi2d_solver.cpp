@@ -111,6 +111,7 @@ class jacobi2d_solver final : public solver {
   [[nodiscard]] bool converged() const override { return !(l2_norm_ > tolerance); }
   void check() override {}
   void finish(run_summary& summary) override { summary.final_norm = l2_norm_; }
+  void wait_for_steps() override { field_.synchronize(); }
   void close() override { field_.close(); }
   void wait(MPI_Request& request) override { field_.wait(request); }
 

@@ -59,6 +59,9 @@ class solver {
    * @return seconds spent in the halo exchange (of the steps whose timing is in)
    */
   virtual double advance(std::int64_t step_limit) = 0;
+  /// @brief Waits until every step enqueued so far is done (resident mode on a GPU runs the
+  /// host ahead of the steps), without copying the field anywhere.
+  virtual void wait_for_steps() = 0;
   /// @brief Halo seconds measured but not yet returned by advance() (waits for them).
   [[nodiscard]] virtual double halo_seconds_pending() { return 0.0; }
   /// @brief Steps done so far (the step the field belongs to).
