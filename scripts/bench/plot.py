@@ -77,7 +77,7 @@ def plot_share(plt, bench, out):
 
 def plot_stencil(plt, bench, out):
     resident = [c for c in bench["raw"].get("resident", []) if "stencil_bytes_per_s" in c]
-    splits = {key: bench["raw"].get(key, {}) for key in ("shared", "split")}
+    splits = {key: bench["raw"].get(key, {}) for key in ("shared", "split", "split-x")}
     splits = {key: s for key, s in splits.items() if s.get("runs")}
     if not resident and not splits:
         return []
