@@ -12,7 +12,7 @@ namespace funnel::stencil {
  * @brief Settles CUDA_MODULE_LOADING for this process before CUDA starts, and returns it.
  *
  * CUDA 12.2 and later load each kernel lazily, at its first launch: inside the first step. With
- * 32 ranks sharing an H100 that first step took 8-12 ms instead of under 1 ms, every rank
+ * 32 ranks sharing an H100 that first step took 6-16 ms instead of under 1 ms, every rank
  * loading its kernels while its neighbours' exchange kernels waited for it; and the CUDA
  * programming guide warns that loading a kernel may wait for the kernels already running in the
  * context, which an exchange kernel waiting on a neighbour is. So funnel-stencil loads its

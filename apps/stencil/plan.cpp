@@ -33,8 +33,8 @@ std::string format_plan(const plan_info& p) {
     out << "  CUDA kernels: "
         << (p.module_loading == "EAGER" ? "loaded at start (CUDA_MODULE_LOADING=EAGER)"
             : p.module_loading.empty()
-                ? "loaded as CUDA's default loading mode says (CUDA_MODULE_LOADING unset)"
-                : "CUDA_MODULE_LOADING=" + p.module_loading + " (set before the run)")
+                ? "CUDA's default loading (CUDA_MODULE_LOADING could not be set)"
+                : "CUDA_MODULE_LOADING=" + p.module_loading + " (from the environment, kept)")
         << "\n";
   }
   for (const auto& warning : p.warnings) out << "  WARNING: " << warning << "\n";

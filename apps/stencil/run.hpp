@@ -6,6 +6,7 @@
 
 #include <mpi.h>
 
+#include <cstdint>
 #include <exception>
 #include <string>
 #include <vector>
@@ -49,6 +50,19 @@ class reported_usage_error : public invalid_argument {
  * @param e the error
  */
 [[noreturn]] void abort_job(int rank, const std::exception& e);
+
+/**
+ * @brief Where the resident step loop's chunk of `chunk` steps from `step` ends: on a whole
+ * number of `granule` steps (the steps of one CUDA graph) counted from `first`, the step the
+ * loop started at, so that a chunk after a stop off that grid (a check or an output every 10
+ * steps) ends on it again; `step + chunk` when no such end lies beyond `step`.
+ * @param step the current step
+ * @param chunk the agreed chunk (>= 1)
+ * @param first the step the loop started at (<= step)
+ * @param granule steps per graph, or 1 without graphs
+ */
+[[nodiscard]] std::int64_t chunk_end(std::int64_t step, std::int64_t chunk, std::int64_t first,
+                                     std::int64_t granule);
 
 /**
  * @brief Runs the simulation the configuration describes (collective over `comm`).

@@ -16,6 +16,7 @@
 #include "options.hpp"
 #include "plan.hpp"
 #include "regions.hpp"
+#include "run.hpp"
 #include "summary.hpp"
 
 namespace fs = funnel::stencil;
@@ -453,8 +454,11 @@ TEST(StencilPlan, SaysHowCudaLoadsTheKernels) {
             std::string::npos)
       << fs::format_plan(p);
   p.module_loading = "LAZY";
-  EXPECT_NE(fs::format_plan(p).find("CUDA_MODULE_LOADING=LAZY (set before the run)"),
+  EXPECT_NE(fs::format_plan(p).find("CUDA_MODULE_LOADING=LAZY (from the environment, kept)"),
             std::string::npos)
+      << fs::format_plan(p);
+  p.module_loading.clear();  // settle_module_loading could not set it
+  EXPECT_NE(fs::format_plan(p).find("CUDA kernels: CUDA's default loading"), std::string::npos)
       << fs::format_plan(p);
 }
 
@@ -492,6 +496,22 @@ TEST(StencilModuleLoading, EagerUnlessTheUserChose) {
   ::setenv("CUDA_MODULE_LOADING", "LAZY", 1);  // the user's choice is kept
   EXPECT_EQ(fs::settle_module_loading(), "LAZY");
   EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
+}
+
+TEST(StencilRun, ChunksEndOnWholeGraphsFromTheFirstStep) {
+  // No graphs: the chunk as agreed.
+  EXPECT_EQ(fs::chunk_end(10, 7, 0, 1), 17);
+  // From the first step on the grid: whole graphs.
+  EXPECT_EQ(fs::chunk_end(0, 8, 0, 8), 8);
+  EXPECT_EQ(fs::chunk_end(16, 32, 0, 8), 48);
+  // After a stop off the grid (a check every 10 steps): back on it.
+  EXPECT_EQ(fs::chunk_end(10, 16, 0, 8), 24);
+  EXPECT_EQ(fs::chunk_end(10, 8, 0, 8), 16);
+  // The grid counts from the step the loop started at (a restart at step 5).
+  EXPECT_EQ(fs::chunk_end(5, 8, 5, 8), 13);
+  EXPECT_EQ(fs::chunk_end(15, 16, 5, 8), 29);
+  // No end on the grid beyond the step: the chunk as agreed.
+  EXPECT_EQ(fs::chunk_end(10, 4, 0, 8), 14);
 }
 
 TEST(StencilSummary, SaysWhetherTheExchangeWasPushed) {
