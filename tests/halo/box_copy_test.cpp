@@ -218,4 +218,62 @@ TEST(StridedCopy, MovesElementsOfAnySize) {
   }
 }
 
+// The boxes a halo exchange copies, whose rows the CUDA copy merges and moves in wide units
+// (copy_rows.hpp): whole planes (one run), full rows (a run per plane), x faces (a lane per row),
+// interior faces (rows apart, units capped by an unaligned start), and one x face of more rows
+// than the copy kernel's grid has threads (its grid-stride loop). Against a cell-by-cell copy,
+// for 1-, 4-, 8- and 12-byte elements.
+TEST(StridedCopy, FacesAndWholePlanes) {
+  funnel::memory_pool pool(test_backend);
+  funnel::stream stream(test_backend);
+  struct field_case {
+    field_layout layout;
+    std::vector<box> boxes;
+  };
+  const field_layout even{{128, 12, 6}, 2};
+  const field_layout odd{{129, 11, 5}, 1};
+  const field_layout tall{{2, 1100, 1000}, 1};  // 4 x 1102 x 1002 cells: 1.1M rows
+  const std::vector<field_case> cases{
+      {even,
+       {box{{0, 0, 2}, {132, 16, 4}}, box{{0, 2, 0}, {132, 4, 10}}, box{{2, 0, 0}, {4, 16, 10}},
+        box{{2, 2, 2}, {130, 14, 8}}, box{{3, 2, 2}, {5, 14, 8}}, box{{0, 0, 0}, {132, 16, 10}}}},
+      {odd,
+       {box{{0, 0, 1}, {131, 13, 2}}, box{{0, 1, 0}, {131, 2, 7}}, box{{1, 0, 0}, {2, 13, 7}},
+        box{{1, 1, 1}, {130, 12, 6}}, box{{129, 1, 1}, {130, 12, 6}},
+        box{{0, 0, 0}, {131, 13, 7}}}},
+      {tall, {box{{1, 0, 0}, {3, 1102, 1002}}}},
+  };
+  for (const std::size_t element : {1, 4, 8, 12}) {
+    for (const field_case& fc : cases) {
+      if (fc.layout.allocated_cells() > 1000000 && element != 4) continue;  // one large run
+      SCOPED_TRACE("element size " + std::to_string(element) + ", field " +
+                   std::to_string(fc.layout.allocated(0)) + " x " +
+                   std::to_string(fc.layout.allocated(1)) + " x " +
+                   std::to_string(fc.layout.allocated(2)));
+      const field_layout& lay = fc.layout;
+      const auto bytes = static_cast<std::size_t>(lay.allocated_cells()) * element;
+      std::vector<unsigned char> src(bytes);
+      for (auto& b : src) b = static_cast<unsigned char>(rng()());
+      const std::vector<unsigned char> poisoned(bytes, 0xA5);
+      const device_array<unsigned char> d_src(pool, stream, src);
+      for (const box& b : fc.boxes) {
+        device_array<unsigned char> d_dst(pool, stream, poisoned);
+        const funnel::detail::strided_copy copy{
+            funnel::detail::field_block(d_dst.buf.data(), lay, b, element),
+            funnel::detail::field_block(d_src.buf.data(), lay, b, element), b.extents()};
+        funnel::detail::copy_strided_batch(stream, element, &copy, 1);
+        std::vector<unsigned char> want = poisoned;
+        for (auto k = b.lo[2]; k < b.hi[2]; ++k)
+          for (auto j = b.lo[1]; j < b.hi[1]; ++j) {
+            const auto at = static_cast<std::size_t>(lay.index(b.lo[0], j, k)) * element;
+            const auto run = static_cast<std::size_t>(b.extent(0)) * element;
+            std::memcpy(&want[at], &src[at], run);
+          }
+        EXPECT_EQ(d_dst.read(stream), want) << "box " << b.lo[0] << "," << b.lo[1] << "," << b.lo[2]
+                                            << " - " << b.hi[0] << "," << b.hi[1] << "," << b.hi[2];
+      }
+    }
+  }
+}
+
 }  // namespace

@@ -1,32 +1,89 @@
 // Internal: the device loop of one strided copy, shared by the copy kernels (strided_copy.cu)
-// and the exchange's kernel (kernel_signals.cu).
+// and the exchange's kernel (kernel_signals.cu). The copy runs as the rows of its plan
+// (copy_rows.hpp): each piece of a row is `lanes` consecutive threads, each moving
+// units_per_lane units spaced `lanes` apart, all loaded before any is stored; a grid-stride
+// loop over the pieces, so any copy fits a bounded grid.
 #pragma once
 
-#include <cstdint>
+#include <cuda_runtime.h>
 
+#include <cstdint>
+#include <limits>
+
+#include "../copy_rows.hpp"
 #include "../strided_copy.hpp"
 
 namespace funnel::detail {
 
-// One thread per cell over the copy's flattened box, x fastest: consecutive threads touch
-// consecutive x, so every row of a y or z face is read and written in full coalesced
-// transactions. (An x face is `halo` cells wide: its accesses are strided by nature; it is the
-// smallest face.) Grid-stride loop over blockIdx.x, so any box size fits a bounded grid.
+// The pieces of plan `p` that this thread takes; I counts pieces and rows (32 bits where they
+// fit: a 64-bit division is a long instruction sequence on the GPU).
+template <class V, class I>
+__device__ void copy_row_pieces(const copy_rows& p, const void* src_base, void* dst_base) {
+  const auto lanes = static_cast<I>(p.lanes);
+  const auto pieces = static_cast<I>(p.pieces);
+  const auto rows_y = static_cast<I>(p.rows_y);
+  const auto total = static_cast<I>(p.rows) * pieces;
+  const I lane = threadIdx.x % lanes;  // lanes divides the block
+  const I stride = static_cast<I>(gridDim.x) * (blockDim.x / lanes);
+  const auto* src = static_cast<const V*>(src_base);
+  auto* dst = static_cast<V*>(dst_base);
+  for (I id = (static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes; id < total;
+       id += stride) {
+    const I row = pieces == 1 ? id : id / pieces;
+    const I piece = id - row * pieces;
+    const I k = rows_y == static_cast<I>(p.rows) ? 0 : row / rows_y;
+    const I j = row - k * rows_y;
+    const V* from =
+        src + (static_cast<std::int64_t>(k) * p.src_sz + static_cast<std::int64_t>(j) * p.src_sy);
+    V* to =
+        dst + (static_cast<std::int64_t>(k) * p.dst_sz + static_cast<std::int64_t>(j) * p.dst_sy);
+    const std::int64_t first = static_cast<std::int64_t>(piece) * lanes * units_per_lane + lane;
+    V v[units_per_lane];
+#pragma unroll
+    for (int u = 0; u < units_per_lane; ++u) {
+      const std::int64_t i = first + std::int64_t{u} * lanes;
+      if (i < p.row_units) v[u] = from[i];
+    }
+#pragma unroll
+    for (int u = 0; u < units_per_lane; ++u) {
+      const std::int64_t i = first + std::int64_t{u} * lanes;
+      if (i < p.row_units) to[i] = v[u];
+    }
+  }
+}
+
+template <class V>
+__device__ void copy_row_pieces(const copy_rows& p, const void* src, void* dst) {
+  // 32 bits while the pieces and one grid stride past them fit (the grid is at most 2^20
+  // threads).
+  if (p.rows * p.pieces <= std::numeric_limits<std::int32_t>::max()) {
+    copy_row_pieces<V, std::uint32_t>(p, src, dst);
+  } else {
+    copy_row_pieces<V, std::uint64_t>(p, src, dst);
+  }
+}
+
+// Copies `c`, whose extent and strides count words of type T.
 template <class T>
-__device__ void copy_cells(const strided_copy& c, std::int64_t total) {
-  const std::int64_t nx = c.extent[0];
-  const std::int64_t ny = c.extent[1];
-  auto* dst = static_cast<T*>(c.dst.base);
-  const auto* src = static_cast<const T*>(c.src.base);
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t id = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-       id < total; id += step) {
-    const std::int64_t i = id % nx;
-    const std::int64_t row = id / nx;
-    const std::int64_t j = row % ny;
-    const std::int64_t k = row / ny;
-    dst[k * c.dst.stride_z + j * c.dst.stride_y + i] =
-        src[k * c.src.stride_z + j * c.src.stride_y + i];
+__device__ void copy_cells(const strided_copy& c) {
+  const copy_rows p = plan_copy_rows(c, sizeof(T));
+  if (p.rows == 0) return;
+  switch (p.unit) {
+    case 16:
+      copy_row_pieces<uint4>(p, c.src.base, c.dst.base);
+      break;
+    case 8:
+      copy_row_pieces<uint2>(p, c.src.base, c.dst.base);
+      break;
+    case 4:
+      copy_row_pieces<std::uint32_t>(p, c.src.base, c.dst.base);
+      break;
+    case 2:
+      copy_row_pieces<std::uint16_t>(p, c.src.base, c.dst.base);
+      break;
+    default:
+      copy_row_pieces<std::uint8_t>(p, c.src.base, c.dst.base);
+      break;
   }
 }
 

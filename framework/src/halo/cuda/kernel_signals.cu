@@ -41,10 +41,7 @@ __device__ void signal_and_wait(const axis_signals& a) {
 // blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its cells.
 template <class T>
 __global__ void exchange_axis_kernel(axis_signals a) {
-  if (blockIdx.y < static_cast<unsigned>(a.count)) {
-    const index3& e = a.copies[blockIdx.y].extent;
-    copy_cells<T>(a.copies[blockIdx.y], e[0] * e[1] * e[2]);
-  }
+  if (blockIdx.y < static_cast<unsigned>(a.count)) copy_cells<T>(a.copies[blockIdx.y]);
   __syncthreads();
   if (threadIdx.x == 0) signal_and_wait(a);
 }
@@ -88,10 +85,6 @@ void launch_first(cuda_stream_handle stream, dim3 grid, dim3 block, void (*kerne
                   "funnel::halo exchange kernel launch");
 }
 
-std::int64_t cells(const index3& e) {
-  return e[0] > 0 && e[1] > 0 && e[2] > 0 ? e[0] * e[1] * e[2] : 0;
-}
-
 }  // namespace
 
 void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
@@ -100,8 +93,10 @@ void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
   constexpr std::int64_t max_blocks = 1024;
   FUNNEL_EXPECTS(axis.count >= 1 && axis.count <= 6,
                  "funnel::halo exchange kernel: " + std::to_string(axis.count) + " links");
-  std::int64_t largest = 1;
-  for (int i = 0; i < axis.count; ++i) largest = std::max(largest, cells(axis.copies[i].extent));
+  std::int64_t largest = 1;  // threads of the largest copy's plan
+  const std::int64_t word = element_size == 4 ? 4 : 8;
+  for (int i = 0; i < axis.count; ++i)
+    largest = std::max(largest, plan_copy_rows(axis.copies[i], word).threads());
   const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
                   static_cast<unsigned>(axis.count));
   if (element_size == 4) {

@@ -18,13 +18,12 @@ using batch_copies = std::array<strided_copy, max_batch>;
 // The copies of a batch, passed by value (kernel parameter space).
 struct batch {
   strided_copy copies[max_batch];
-  std::int64_t totals[max_batch];
 };
 
 // blockIdx.y picks the copy.
 template <class T>
 __global__ void copy_strided_batch_kernel(batch b) {
-  copy_cells<T>(b.copies[blockIdx.y], b.totals[blockIdx.y]);
+  copy_cells<T>(b.copies[blockIdx.y]);
 }
 
 template <class T>
@@ -32,15 +31,13 @@ void launch_batch(cudaStream_t stream, const strided_copy* copies, int count) {
   constexpr int threads = 256;
   constexpr std::int64_t max_blocks = 4096;
   batch b{};
-  std::int64_t largest = 0;
+  std::int64_t largest = 0;  // threads of the largest copy's plan
   int used = 0;
   for (int c = 0; c < count; ++c) {
-    const index3& e = copies[c].extent;
-    const std::int64_t total = e[0] > 0 && e[1] > 0 && e[2] > 0 ? e[0] * e[1] * e[2] : 0;
-    if (total == 0) continue;
+    const std::int64_t threads = plan_copy_rows(copies[c], sizeof(T)).threads();
+    if (threads == 0) continue;
     b.copies[used] = copies[c];
-    b.totals[used] = total;
-    largest = std::max(largest, total);
+    largest = std::max(largest, threads);
     ++used;
   }
   if (used == 0) return;
