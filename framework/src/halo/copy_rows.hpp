@@ -66,6 +66,8 @@ FUNNEL_COPY_HD inline copy_rows plan_copy_rows(const strided_copy& c, std::int64
     n[2] = 1;
   }
   // The widest unit that the row length, both starts and every stride in use are multiples of.
+  // Every size here is a power of two, so the plan divides by shifting: the device computes it
+  // in every thread, and a 64-bit division is a long instruction sequence there.
   const auto src_at = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(c.src.base));
   const auto dst_at = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(c.dst.base));
   std::int64_t along = n[0] * word | src_at | dst_at;
@@ -73,22 +75,27 @@ FUNNEL_COPY_HD inline copy_rows plan_copy_rows(const strided_copy& c, std::int64
   if (n[2] > 1) along |= (src[1] | dst[1]) * word;
   p.unit = static_cast<int>(word);
   for (std::int64_t unit = 16; unit > word; unit /= 2) {
-    if (along % unit == 0) {
+    if ((along & (unit - 1)) == 0) {
       p.unit = static_cast<int>(unit);
       break;
     }
   }
-  const std::int64_t per_unit = p.unit / word;
-  p.row_units = n[0] / per_unit;
+  int words_shift = 0;  // log2(unit / word)
+  while ((word << words_shift) < p.unit) ++words_shift;
+  p.row_units = n[0] >> words_shift;
   p.rows_y = n[1];
   p.rows = n[1] * n[2];
-  p.src_sy = src[0] / per_unit;
-  p.src_sz = src[1] / per_unit;
-  p.dst_sy = dst[0] / per_unit;
-  p.dst_sz = dst[1] / per_unit;
-  while (p.lanes < 32 && p.lanes < p.row_units) p.lanes *= 2;
-  const std::int64_t piece = std::int64_t{p.lanes} * units_per_lane;
-  p.pieces = (p.row_units + piece - 1) / piece;
+  p.src_sy = src[0] >> words_shift;
+  p.src_sz = src[1] >> words_shift;
+  p.dst_sy = dst[0] >> words_shift;
+  p.dst_sz = dst[1] >> words_shift;
+  int piece_shift = 2;  // log2(lanes * units_per_lane)
+  static_assert(units_per_lane == 4, "piece_shift starts at log2(units_per_lane)");
+  while (p.lanes < 32 && p.lanes < p.row_units) {
+    p.lanes *= 2;
+    ++piece_shift;
+  }
+  p.pieces = (p.row_units + (std::int64_t{1} << piece_shift) - 1) >> piece_shift;
   return p;
 }
 

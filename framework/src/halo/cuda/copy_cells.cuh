@@ -20,14 +20,15 @@ namespace funnel::detail {
 template <class V, class I>
 __device__ void copy_row_pieces(const copy_rows& p, const void* src_base, void* dst_base) {
   const auto lanes = static_cast<I>(p.lanes);
+  const int lanes_shift = __ffs(p.lanes) - 1;  // lanes is a power of two dividing the block
   const auto pieces = static_cast<I>(p.pieces);
   const auto rows_y = static_cast<I>(p.rows_y);
   const auto total = static_cast<I>(p.rows) * pieces;
-  const I lane = threadIdx.x % lanes;  // lanes divides the block
-  const I stride = static_cast<I>(gridDim.x) * (blockDim.x / lanes);
+  const I lane = threadIdx.x & (lanes - 1);
+  const I stride = (static_cast<I>(gridDim.x) * blockDim.x) >> lanes_shift;
   const auto* src = static_cast<const V*>(src_base);
   auto* dst = static_cast<V*>(dst_base);
-  for (I id = (static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x) / lanes; id < total;
+  for (I id = (static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x) >> lanes_shift; id < total;
        id += stride) {
     const I row = pieces == 1 ? id : id / pieces;
     const I piece = id - row * pieces;
