@@ -1,21 +1,28 @@
-// heat3d_tiling_probe: a diagnostic for the GPU machine (not a test). It keeps a tiling of the
-// 3D heat step that was tried against funnel's kernel, so that the choice can be measured again
-// on the next GPU: the 2.5D shared-memory z-march. A block of BX x BY threads (P cells each along
-// x) marches through KC planes of one z-chunk; each plane goes into a double-buffered shared
-// tile with its one-cell x and y frame, the z-neighbours stay in registers, and every load is
-// issued D planes ahead. One __syncthreads a plane.
+// heat3d_tiling_probe: a diagnostic for the GPU machine (not a test). It keeps the tilings of the
+// 3D heat step that were tried against funnel's kernel, so that the choice can be measured again
+// on the next GPU:
+// - the 2.5D shared-memory z-march (eighteenth session): a block of BX x BY threads (P cells
+//   each along x) marches through KC planes of one z-chunk; each plane goes into a
+//   double-buffered shared tile with its one-cell x and y frame, the z-neighbours stay in
+//   registers, and every load is issued D planes ahead. One __syncthreads a plane. Only its best
+//   shape runs unless TILING_PROBE_Z_MARCH is set.
+// - the register column march (nineteenth session): no shared memory and no barrier; a thread
+//   marches its P cells through a z-chunk U planes at a time, all loads of a group issued before
+//   any arithmetic, planes k - 1 and k carried in registers, so each centre row is loaded once.
 //
 // Usage: heat3d_tiling_probe [float|double] [N]  (default float 512): an N^3 interior with a
 // one-cell halo (funnel's rows, N + 2 cells). Prints a device-to-device copy of the field,
 // funnel's kernels::heat3d_step, then each variant, as milliseconds per step and as a fraction
 // of the copy, and whether the variant's field is bitwise funnel's (checked up to N = 512).
 //
-// H100, 2026-11-27 (`scripts/gpu/kernel-bounds.sh tiling`; docs/performance.md, "Kernels and
-// pipeline at their bounds"): funnel's kernel took 0.85-0.87 of the copy for float and 0.89-0.91
-// for double (256^3-1024^3); the z-march variants 0.38-0.62 and 0.40-0.63, every one of them
-// bitwise funnel's field. The z-march keeps one load per plane and its prefetch queue in
-// flight per thread (62-128 registers) and waits at a barrier every plane; funnel's kernel
-// issues all the loads of its 2 x 2 column before any arithmetic and needs no barrier.
+// H100 (`scripts/gpu/kernel-bounds.sh tiling`; docs/performance.md, "Kernels and pipeline at
+// their bounds"): funnel's kernel took 0.85-0.87 of the copy for float and 0.89-0.91 for double
+// (256^3-1024^3). The z-march (2026-11-27) 0.38-0.62 and 0.40-0.63: it keeps one load per plane
+// and its prefetch queue in flight per thread (62-128 registers) and waits at a barrier every
+// plane. The column march (2026-11-27, best of 8-32 planes, U = 2 or 4, 64 x 4 or 32 x 8) float
+// 0.842 / 0.843 / 0.803 and double 0.878 / 0.878 / 0.851: loading each centre row once instead
+// of twice (funnel's K = 2 re-reads the planes around each chunk from L2) does not help, and
+// longer marches lose at 1024^3. Every variant is bitwise funnel's field.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -155,6 +162,108 @@ __global__ void __launch_bounds__(BX* BY)
   }
 }
 
+/// The register column march (nineteenth session): no shared memory and no barrier. A thread
+/// owns P cells of one row and marches through `planes` z-planes, U at a time: it issues the
+/// U centre rows ahead, their y rows and x cells, all before any arithmetic (as funnel's kernel
+/// does for its 2 x 2 column), and carries planes k - 1 and k in registers from one group to the
+/// next, so each centre row is loaded once per block instead of (K + 2) / K times.
+template <class T, int P, int U, int BX, int BY>
+__global__ void __launch_bounds__(BX* BY)
+    column_march(const T* __restrict__ in, T* __restrict__ out, region_geometry g, int planes,
+                 T c) {
+  const std::int64_t i0 =
+      (g.lo[0] / P) * P + (std::int64_t{blockIdx.x} * BX + static_cast<int>(threadIdx.x)) * P;
+  const std::int64_t j = g.lo[1] + std::int64_t{blockIdx.y} * BY + static_cast<int>(threadIdx.y);
+  const std::int64_t first = g.lo[2] + std::int64_t{blockIdx.z} * planes;
+  const std::int64_t last = first + planes < g.hi[2] ? first + planes : g.hi[2];
+  if (i0 >= g.hi[0] || j >= g.hi[1]) return;
+  const std::int64_t sy = g.sy;
+  const std::int64_t sz = g.sz;
+  const std::int64_t left = (i0 - 1 < g.lo[0] - 1 ? g.lo[0] - 1 : i0 - 1) - i0;
+  const std::int64_t right = (i0 + P > g.hi[0] ? g.hi[0] : i0 + P) - i0;
+  const bool all_inside = i0 >= g.lo[0] && i0 + P <= g.hi[0];
+  const T* const col = in + j * sy + i0;
+  T* const out_col = out + j * sy + i0;
+  T zm[P];
+  T zc[P];
+  load_row<P>(col + (first - 1) * sz, zm);
+  load_row<P>(col + first * sz, zc);
+  auto store = [&](std::int64_t k, const T(&v)[P]) {
+    T* row = out_col + k * sz;
+    if (all_inside) {
+      store_row<P>(row, v);
+      return;
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      if (i0 + p >= g.lo[0] && i0 + p < g.hi[0]) row[p] = v[p];
+    }
+  };
+  std::int64_t k = first;
+  for (; k + U <= last; k += U) {
+    T ahead[U][P];
+    T ym[U][P];
+    T yp[U][P];
+    T xm[U];
+    T xp[U];
+#pragma unroll
+    for (int q = 0; q < U; ++q) load_row<P>(col + (k + 1 + q) * sz, ahead[q]);
+#pragma unroll
+    for (int q = 0; q < U; ++q) {
+      const T* at = col + (k + q) * sz;
+      load_row<P>(at - sy, ym[q]);
+      load_row<P>(at + sy, yp[q]);
+      xm[q] = __ldg(at + left);
+      xp[q] = __ldg(at + right);
+    }
+#pragma unroll
+    for (int q = 0; q < U; ++q) {
+      T v[P];
+#pragma unroll
+      for (int p = 0; p < P; ++p) {
+        const T centre = q == 0 ? zc[p] : ahead[q - 1][p];
+        const T below = q == 0 ? zm[p] : q == 1 ? zc[p] : ahead[q - 2][p];
+        const T above = ahead[q][p];
+        const T west = p == 0 ? xm[q] : (q == 0 ? zc[p - 1] : ahead[q - 1][p - 1]);
+        const T east = p == P - 1 ? xp[q] : (q == 0 ? zc[p + 1] : ahead[q - 1][p + 1]);
+        v[p] = funnel::kernels::detail::heat_update_3d(centre, west, east, ym[q][p], yp[q][p],
+                                                       below, above, c);
+      }
+      store(k + q, v);
+    }
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      zm[p] = U == 1 ? zc[p] : ahead[U - 2][p];
+      zc[p] = ahead[U - 1][p];
+    }
+  }
+  for (; k < last; ++k) {  // the planes left over: one at a time
+    T zp[P];
+    T ym[P];
+    T yp[P];
+    const T* at = col + k * sz;
+    load_row<P>(at + sz, zp);
+    load_row<P>(at - sy, ym);
+    load_row<P>(at + sy, yp);
+    const T xm = __ldg(at + left);
+    const T xp = __ldg(at + right);
+    T v[P];
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      const T west = p == 0 ? xm : zc[p - 1];
+      const T east = p == P - 1 ? xp : zc[p + 1];
+      v[p] =
+          funnel::kernels::detail::heat_update_3d(zc[p], west, east, ym[p], yp[p], zm[p], zp[p], c);
+    }
+    store(k, v);
+#pragma unroll
+    for (int p = 0; p < P; ++p) {
+      zm[p] = zc[p];
+      zc[p] = zp[p];
+    }
+  }
+}
+
 template <class T>
 __global__ void fill(T* a, std::int64_t cells) {
   for (std::int64_t i = std::int64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < cells;
@@ -254,12 +363,24 @@ int run(std::int64_t n) {
                 : same   ? "bitwise"
                          : "MISMATCH");
   };
-  for (const int planes : {16, 32, 64}) {
-    variant("z-march P2 32x8 D2", z_march<T, 2, 32, 8, 2>, 32, 8, 2, planes);
-    variant("z-march P2 32x8 D4", z_march<T, 2, 32, 8, 4>, 32, 8, 2, planes);
-    variant("z-march P2 32x16 D2", z_march<T, 2, 32, 16, 2>, 32, 16, 2, planes);
-    variant("z-march P2 64x4 D4", z_march<T, 2, 64, 4, 4>, 64, 4, 2, planes);
-    variant("z-march P1 32x8 D4", z_march<T, 1, 32, 8, 4>, 32, 8, 1, planes);
+  const bool z_marches = std::getenv("TILING_PROBE_Z_MARCH") != nullptr;
+  for (const int planes : {8, 16, 32}) {
+    if (z_marches || planes == 16) {
+      variant("z-march P2 32x8 D2", z_march<T, 2, 32, 8, 2>, 32, 8, 2, planes);
+    }
+    variant("column P2 U2 64x4", column_march<T, 2, 2, 64, 4>, 64, 4, 2, planes);
+    variant("column P2 U4 64x4", column_march<T, 2, 4, 64, 4>, 64, 4, 2, planes);
+    variant("column P2 U2 32x8", column_march<T, 2, 2, 32, 8>, 32, 8, 2, planes);
+    variant("column P2 U4 32x8", column_march<T, 2, 4, 32, 8>, 32, 8, 2, planes);
+    variant("column P1 U4 64x4", column_march<T, 1, 4, 64, 4>, 64, 4, 1, planes);
+  }
+  if (z_marches) {
+    for (const int planes : {16, 32, 64}) {
+      variant("z-march P2 32x8 D4", z_march<T, 2, 32, 8, 4>, 32, 8, 2, planes);
+      variant("z-march P2 32x16 D2", z_march<T, 2, 32, 16, 2>, 32, 16, 2, planes);
+      variant("z-march P2 64x4 D4", z_march<T, 2, 64, 4, 4>, 64, 4, 2, planes);
+      variant("z-march P1 32x8 D4", z_march<T, 1, 32, 8, 4>, 32, 8, 1, planes);
+    }
   }
   return mismatches == 0 ? 0 : 1;
 }
