@@ -9,7 +9,8 @@
 #   profile  Nsight Compute (ncu) on one heat3d 512^3 float and one jacobi2d 16384^2 step per row
 #            padding: throughput, memory and occupancy sections, what limits each kernel
 #   tiling   tests/kernels/heat3d_tiling_probe: heat3d tilings tried against funnel's kernel (the
-#            2.5D shared-memory z-march), float and double, 256^3 to 1024^3, against a copy
+#            2.5D shared-memory z-march, the register column march), float and double, 256^3
+#            to 1024^3, against a copy
 # Usage: scripts/gpu/kernel-bounds.sh STAGE[,STAGE...]   (default: build,check,measure)
 # Logs go to $OUT (or ./gpu-out); a short table is printed last.
 set -euo pipefail
