@@ -1,6 +1,6 @@
 // Internal: a strided copy as rows of equal length, the plan behind the CUDA copy loop
-// (cuda/copy_cells.cuh). Plain C++ that the host also compiles, so the launches size their grids
-// from it and the unit tests check it without a GPU.
+// (cuda/copy_cells.cuh). The host makes it once per copy and passes it to the kernel with the
+// copy (the launch sizes its grid from it); plain C++, so the unit tests check it without a GPU.
 //
 // A halo face is a box of a field: along x a run of contiguous cells, along y and z strided. The
 // copy loop used to take one thread per cell and decode (i, j, k) from the thread's index with
@@ -15,12 +15,6 @@
 #include <cstdint>
 
 #include "strided_copy.hpp"
-
-#if defined(__CUDACC__)
-#define FUNNEL_COPY_HD __host__ __device__
-#else
-#define FUNNEL_COPY_HD
-#endif
 
 namespace funnel::detail {
 
@@ -41,11 +35,11 @@ struct copy_rows {
   std::int64_t pieces = 0;     ///< pieces of lanes * units_per_lane units per row
 
   /// Threads that cover the copy with one piece each.
-  [[nodiscard]] FUNNEL_COPY_HD std::int64_t threads() const { return rows * pieces * lanes; }
+  [[nodiscard]] std::int64_t threads() const { return rows * pieces * lanes; }
 };
 
 /// The rows of copy `c`, whose extent and strides count words of `word` bytes (1, 4 or 8).
-FUNNEL_COPY_HD inline copy_rows plan_copy_rows(const strided_copy& c, std::int64_t word) {
+inline copy_rows plan_copy_rows(const strided_copy& c, std::int64_t word) {
   copy_rows p;
   std::int64_t n[3] = {c.extent[0], c.extent[1], c.extent[2]};
   if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0) return p;
@@ -66,8 +60,7 @@ FUNNEL_COPY_HD inline copy_rows plan_copy_rows(const strided_copy& c, std::int64
     n[2] = 1;
   }
   // The widest unit that the row length, both starts and every stride in use are multiples of.
-  // Every size here is a power of two, so the plan divides by shifting: the device computes it
-  // in every thread, and a 64-bit division is a long instruction sequence there.
+  // Every size here is a power of two, so the plan divides by shifting.
   const auto src_at = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(c.src.base));
   const auto dst_at = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(c.dst.base));
   std::int64_t along = n[0] * word | src_at | dst_at;

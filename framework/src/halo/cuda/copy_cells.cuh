@@ -1,8 +1,8 @@
 // Internal: the device loop of one strided copy, shared by the copy kernels (strided_copy.cu)
 // and the exchange's kernel (kernel_signals.cu). The copy runs as the rows of its plan
-// (copy_rows.hpp): each piece of a row is `lanes` consecutive threads, each moving
-// units_per_lane units spaced `lanes` apart, all loaded before any is stored; a grid-stride
-// loop over the pieces, so any copy fits a bounded grid.
+// (copy_rows.hpp, made on the host and passed with the copy): each piece of a row is `lanes`
+// consecutive threads, each moving units_per_lane units spaced `lanes` apart, all loaded before any
+// is stored; a grid-stride loop over the pieces, so any copy fits a bounded grid.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -64,10 +64,8 @@ __device__ void copy_row_pieces(const copy_rows& p, const void* src, void* dst) 
   }
 }
 
-// Copies `c`, whose extent and strides count words of type T.
-template <class T>
-__device__ void copy_cells(const strided_copy& c) {
-  const copy_rows p = plan_copy_rows(c, sizeof(T));
+// Copies `c` as planned by `p` (plan_copy_rows).
+__device__ inline void copy_cells(const strided_copy& c, const copy_rows& p) {
   if (p.rows == 0) return;
   switch (p.unit) {
     case 16:

@@ -38,12 +38,19 @@ __device__ void signal_and_wait(const axis_signals& a) {
   if (a.last) a.context.mine->exchanges = c;
 }
 
-// blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its cells.
-template <class T>
-__global__ void exchange_axis_kernel(axis_signals a) {
-  if (blockIdx.y < static_cast<unsigned>(a.count)) copy_cells<T>(a.copies[blockIdx.y]);
+// An axis's copies with their plans (made on the host), as the kernel's parameter.
+struct planned_axis {
+  axis_signals signals;
+  copy_rows plans[6];
+};
+
+// blockIdx.y picks the copy, as in the strided copy kernel; blockIdx.x strides over its rows.
+__global__ void exchange_axis_kernel(planned_axis a) {
+  if (blockIdx.y < static_cast<unsigned>(a.signals.count)) {
+    copy_cells(a.signals.copies[blockIdx.y], a.plans[blockIdx.y]);
+  }
   __syncthreads();
-  if (threadIdx.x == 0) signal_and_wait(a);
+  if (threadIdx.x == 0) signal_and_wait(a.signals);
 }
 
 // Exchange c's arrival: "my ghosts of exchange c - 1 are done with" to every neighbour, then
@@ -93,17 +100,17 @@ void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
   constexpr std::int64_t max_blocks = 1024;
   FUNNEL_EXPECTS(axis.count >= 1 && axis.count <= 6,
                  "funnel::halo exchange kernel: " + std::to_string(axis.count) + " links");
+  planned_axis planned{};
+  planned.signals = axis;
   std::int64_t largest = 1;  // threads of the largest copy's plan
   const std::int64_t word = element_size == 4 ? 4 : 8;
-  for (int i = 0; i < axis.count; ++i)
-    largest = std::max(largest, plan_copy_rows(axis.copies[i], word).threads());
+  for (int i = 0; i < axis.count; ++i) {
+    planned.plans[i] = plan_copy_rows(axis.copies[i], word);
+    largest = std::max(largest, planned.plans[i].threads());
+  }
   const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
                   static_cast<unsigned>(axis.count));
-  if (element_size == 4) {
-    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint32_t>, axis);
-  } else {
-    launch_first(stream, grid, dim3(threads), exchange_axis_kernel<std::uint64_t>, axis);
-  }
+  launch_first(stream, grid, dim3(threads), exchange_axis_kernel, planned);
 }
 
 void arrive_cuda(cuda_stream_handle stream, const arrival_signals& arrival) {
