@@ -245,7 +245,7 @@ TEST(StridedCopy, FacesAndWholePlanes) {
   };
   for (const std::size_t element : {1, 4, 8, 12}) {
     for (const field_case& fc : cases) {
-      if (fc.layout.allocated_cells() > 1000000 && element != 4) continue;  // one large run
+      if (fc.layout.allocated_cells() > 1000000 && element != 4) continue;  // tall: 4 B only
       SCOPED_TRACE("element size " + std::to_string(element) + ", field " +
                    std::to_string(fc.layout.allocated(0)) + " x " +
                    std::to_string(fc.layout.allocated(1)) + " x " +

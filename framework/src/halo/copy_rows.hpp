@@ -3,17 +3,18 @@
 // copy (the launch sizes its grid from it); plain C++, so the unit tests check it without a GPU.
 //
 // A halo face is a box of a field: along x a run of contiguous cells, along y and z strided. The
-// copy loop used to take one thread per cell and decode (i, j, k) from the thread's index with
-// 64-bit divisions, about 300 instructions to move 4 bytes: measured on an H100 (512^3 float on
-// 8 ranks, nineteenth session) the exchange's copies cost 26 us of a 350 us step. The plan
-// instead merges the dimensions that are contiguous in both arrays (a face of whole planes is
-// one run), moves the widest unit (16, 8 or 4 bytes) that every run's start and length allow,
-// gives each run up to a warp of lanes and each lane `units_per_lane` independent accesses, and
-// leaves one division per run piece.
+// plan merges the dimensions that are contiguous in both arrays (a face of whole planes is one
+// run), moves the widest unit (16, 8, 4, 2 or 1 bytes, no narrower than the copy's word) that
+// every run's length and start and every stride in use allow, and gives each run up to a warp of
+// lanes, each lane `units_per_lane` independent accesses. The loop then decodes a piece's row
+// with at most two divisions (a row of several pieces, a copy of several planes of rows) instead
+// of four 64-bit divisions per cell (docs/halo.md, "The exchange's copies as rows").
 #pragma once
 
 #include <cstdint>
+#include <string>
 
+#include "funnel/error.hpp"
 #include "strided_copy.hpp"
 
 namespace funnel::detail {
@@ -40,6 +41,9 @@ struct copy_rows {
 
 /// The rows of copy `c`, whose extent and strides count words of `word` bytes (1, 4 or 8).
 inline copy_rows plan_copy_rows(const strided_copy& c, std::int64_t word) {
+  FUNNEL_EXPECTS(word == 1 || word == 2 || word == 4 || word == 8 || word == 16,
+                 "funnel::halo copy plan: a word of " + std::to_string(word) +
+                     " bytes (1, 2, 4, 8 or 16 allowed)");
   copy_rows p;
   std::int64_t n[3] = {c.extent[0], c.extent[1], c.extent[2]};
   if (n[0] <= 0 || n[1] <= 0 || n[2] <= 0) return p;

@@ -2,7 +2,9 @@
 // and the exchange's kernel (kernel_signals.cu). The copy runs as the rows of its plan
 // (copy_rows.hpp, made on the host and passed with the copy): each piece of a row is `lanes`
 // consecutive threads, each moving units_per_lane units spaced `lanes` apart, all loaded before any
-// is stored; a grid-stride loop over the pieces, so any copy fits a bounded grid.
+// is stored; a grid-stride loop over the pieces, so any copy fits a bounded grid. The callers
+// launch blocks of 256 threads (lanes, a power of two up to 32, must divide the block) and at
+// most 4096 blocks (2^20 threads: the 32-bit path's bound below).
 #pragma once
 
 #include <cuda_runtime.h>

@@ -103,9 +103,9 @@ void exchange_axis_cuda(cuda_stream_handle stream, std::size_t element_size,
   planned_axis planned{};
   planned.signals = axis;
   std::int64_t largest = 1;  // threads of the largest copy's plan
-  const std::int64_t word = element_size == 4 ? 4 : 8;
+  const std::int64_t word_bytes = element_size == 4 ? 4 : 8;
   for (int i = 0; i < axis.count; ++i) {
-    planned.plans[i] = plan_copy_rows(axis.copies[i], word);
+    planned.plans[i] = plan_copy_rows(axis.copies[i], word_bytes);
     largest = std::max(largest, planned.plans[i].threads());
   }
   const dim3 grid(static_cast<unsigned>(std::min(max_blocks, (largest + threads - 1) / threads)),
