@@ -39,7 +39,8 @@ struct copy_rows {
   [[nodiscard]] std::int64_t threads() const { return rows * pieces * lanes; }
 };
 
-/// The rows of copy `c`, whose extent and strides count words of `word` bytes (1, 4 or 8).
+/// The rows of copy `c`, whose extent and strides count words of `word` bytes (a power of two
+/// up to 16; the callers use 1, 4 and 8).
 inline copy_rows plan_copy_rows(const strided_copy& c, std::int64_t word) {
   FUNNEL_EXPECTS(word == 1 || word == 2 || word == 4 || word == 8 || word == 16,
                  "funnel::halo copy plan: a word of " + std::to_string(word) +
