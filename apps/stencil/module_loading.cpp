@@ -4,11 +4,20 @@
 
 namespace funnel::stencil {
 
+namespace {
+constexpr const char* variable = "CUDA_MODULE_LOADING";
+}  // namespace
+
+std::string module_loading() {
+  const char* value = std::getenv(variable);
+  return value != nullptr ? value : "";
+}
+
 std::string settle_module_loading() {
-  const char* chosen = std::getenv("CUDA_MODULE_LOADING");
-  if (chosen != nullptr && *chosen != '\0') return chosen;
+  const std::string chosen = module_loading();
+  if (!chosen.empty()) return chosen;
   // An empty value counts as unset (CUDA then takes its default), so it is overwritten.
-  return ::setenv("CUDA_MODULE_LOADING", "EAGER", 1) == 0 ? "EAGER" : "";
+  return ::setenv(variable, "EAGER", 1) == 0 ? "EAGER" : "";
 }
 
 }  // namespace funnel::stencil

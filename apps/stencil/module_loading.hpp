@@ -24,4 +24,7 @@ namespace funnel::stencil {
  */
 std::string settle_module_loading();
 
+/// @brief The CUDA_MODULE_LOADING this process runs with ("" when unset).
+std::string module_loading();
+
 }  // namespace funnel::stencil

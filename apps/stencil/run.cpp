@@ -20,6 +20,7 @@
 #include "funnel/runtime/backend_kind.hpp"
 #include "funnel/runtime/device.hpp"
 #include "kokkos_runtime.hpp"
+#include "module_loading.hpp"
 #include "output.hpp"
 #include "plan.hpp"
 #include "progress.hpp"
@@ -526,10 +527,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
   plan.mps = job.mps;
-  if (backend == backend_kind::cuda) {
-    const char* loading = std::getenv("CUDA_MODULE_LOADING");  // main() settled it
-    plan.module_loading = loading != nullptr ? loading : "";
-  }
+  if (backend == backend_kind::cuda) plan.module_loading = module_loading();  // main() settled it
   plan.warnings = bound.report().warnings;
   plan.pipeline = s->pipeline_plan();
   plan.steps_per_graph = s->steps_per_graph();

@@ -496,6 +496,9 @@ TEST(StencilModuleLoading, EagerUnlessTheUserChose) {
   ::setenv("CUDA_MODULE_LOADING", "LAZY", 1);  // the user's choice is kept
   EXPECT_EQ(fs::settle_module_loading(), "LAZY");
   EXPECT_STREQ(std::getenv("CUDA_MODULE_LOADING"), "LAZY");
+  EXPECT_EQ(fs::module_loading(), "LAZY");  // what the plan line reports
+  ::unsetenv("CUDA_MODULE_LOADING");
+  EXPECT_EQ(fs::module_loading(), "");
 }
 
 TEST(StencilRun, ChunksEndOnWholeGraphsFromTheFirstStep) {
