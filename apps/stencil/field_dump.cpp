@@ -40,7 +40,7 @@ void write_field_dump(const cartesian_decomposition& d, const void* host_field,
   const box interior = layout.interior_box();
   const std::int64_t local_cells = interior.cells();
   std::vector<unsigned char> mine(static_cast<std::size_t>(local_cells) * element_size);
-  copy_rows(interior, layout.allocated(0), layout.allocated(0) * layout.allocated(1),
+  copy_rows(interior, layout.row_pitch(), layout.plane_pitch(),
             layout.index(interior.lo[0], interior.lo[1], interior.lo[2]), element_size,
             static_cast<const unsigned char*>(host_field), mine.data(), true);
 

@@ -93,6 +93,7 @@ struct raw_options {
   std::string graphs = "auto";
   std::string halo_depth = "auto";
   std::string steps_per_launch = "auto";
+  std::string row_align = "none";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -221,6 +222,16 @@ void define_options(CLI::App& app, raw_options& raw) {
                  "(half the launches), else 1 (docs/halo.md, \"Two steps per launch\")")
       ->type_name("auto|1|2")
       ->check(app::one_of({"auto", "1", "2"}))
+      ->group(execution);
+  app.add_option("--row-align", raw.row_align,
+                 "resident mode: none (default): rows of n + 2 cells; 16: each row of the field "
+                 "padded in memory so that its interior starts on 16 bytes, where the cuda "
+                 "kernels load rows as 16-byte vectors (one rank at one step per launch: 1-3% "
+                 "faster on an H100; two steps per launch, jacobi2d and a small grid split 16 "
+                 "ways: 1-6% slower; docs/performance.md). Files hold the interior only: a "
+                 "checkpoint restarts with either")
+      ->type_name("none|16")
+      ->check(app::one_of({"none", "16"}))
       ->group(execution);
   app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
       ->type_name("PX,PY[,PZ]")
@@ -366,6 +377,12 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
   o.halo_depth = raw.halo_depth == "auto" ? 0 : static_cast<int>(app::to_integer(raw.halo_depth));
   o.steps_per_launch =
       raw.steps_per_launch == "auto" ? 0 : static_cast<int>(app::to_integer(raw.steps_per_launch));
+  o.row_align = raw.row_align;
+  if (o.mode == run_mode::streamed && o.row_align == "16") {
+    throw invalid_argument(
+        "--row-align 16: applies to --mode resident only (the streamed mode moves whole planes "
+        "of unpadded rows)");
+  }
   if (o.mode == run_mode::streamed && !o.graphs) {
     throw invalid_argument("--graphs off: applies to --mode resident only");
   }
@@ -597,6 +614,7 @@ std::string to_config_text(const options& o) {
     out << "steps-per-launch = "
         << (o.steps_per_launch > 0 ? std::to_string(o.steps_per_launch) : "auto") << "\n";
   }
+  if (o.mode == run_mode::resident) out << "row-align = " << o.row_align << "\n";
   out << "dims = " << triple(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";

@@ -41,7 +41,9 @@ std::string format_plan(const plan_info& p) {
   out << "  decomposition " << p.dims[0] << "x" << p.dims[1] << "x" << p.dims[2] << ", local boxes "
       << cells(p.smallest_box);
   if (p.smallest_box != p.largest_box) out << " .. " << cells(p.largest_box);
-  out << ", " << mebibytes(p.bytes_per_rank) << " per rank\n";
+  out << ", " << mebibytes(p.bytes_per_rank) << " per rank";
+  if (p.row_align_bytes > 0) out << ", rows padded: interior on " << p.row_align_bytes << " B";
+  out << "\n";
   out << "  halo: " << p.mpi_links << " MPI, " << p.ipc_links << " IPC and " << p.local_links
       << " local neighbour links";
   if (!p.rank0_paths.empty()) {

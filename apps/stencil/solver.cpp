@@ -9,7 +9,13 @@ std::string field_name_of(problem_kind problem) {
   return problem == problem_kind::heat3d ? "u" : "a";
 }
 
-cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
+int row_align_of(const options& opts) {
+  return opts.row_align == "16" ? row_align_for(element_size_of(opts.dtype.value()), 16) : 1;
+}
+
+namespace {
+
+cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
   const index3 n = opts.n.value();
   if (opts.problem == problem_kind::jacobi2d) {
     // The reference grid's first/last columns and rows are our halo; rows wrap around.
@@ -34,6 +40,14 @@ cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
       throw invalid_argument(std::string("--steps-per-launch 2: ") + e.what());
     throw;
   }
+}
+
+}  // namespace
+
+cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
+  cartesian_decomposition d = split_grid(comm, opts);
+  d.set_row_align(row_align_of(opts));
+  return d;
 }
 
 std::unique_ptr<solver> make_solver(const run_setup& setup) {

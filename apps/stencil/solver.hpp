@@ -125,9 +125,16 @@ class solver {
 [[nodiscard]] std::string field_name_of(problem_kind problem);
 
 /**
+ * @brief The row alignment of the field's layout, in cells (field_layout::row_align): with
+ * --row-align 16 every row's interior starts on 16 bytes, else 1 (rows of n + 2 cells).
+ * @param opts resolved options
+ */
+[[nodiscard]] int row_align_of(const options& opts);
+
+/**
  * @brief The decomposition a problem needs (global cells; the halo: 1 for jacobi2d, k steps per
  * pass when streamed, --halo-depth for resident heat3d, or 2 for two steps per launch; periodic
- * axes).
+ * axes; rows as row_align_of says).
  * @param comm all ranks
  * @param opts resolved options
  */

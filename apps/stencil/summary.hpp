@@ -39,33 +39,34 @@ struct pipeline_report {
  * @brief Everything the summaries report. Rates use the steps this invocation ran.
  */
 struct run_summary {
-  std::string version;                      ///< funnel version
-  std::string problem;                      ///< heat3d | jacobi2d
-  std::string dtype;                        ///< float | double
-  std::string backend;                      ///< host | cuda
-  std::string kernel;                       ///< cuda | host | kokkos
-  std::string mode;                         ///< resident | streamed
-  std::string halo_overlap;                 ///< auto | on | off (--halo-overlap; resident mode)
-  std::string halo_overlap_used;            ///< on | off | n/a (streamed): the steps that ran
-  std::string graphs;                       ///< auto | off (--graphs; resident mode)
-  std::int64_t steps_per_graph = 0;         ///< rank 0's steps per CUDA graph (0: none)
-  int halo_depth = 1;                       ///< resident steps per exchange (--halo-depth)
-  int steps_per_launch = 1;                 ///< resident steps per kernel launch
-  bool halo_pushed = false;                 ///< rank 0's graph steps push their exchange
-  int ranks = 1;                            ///< MPI ranks
-  int nodes = 1;                            ///< nodes (shared-memory domains)
-  std::array<int, 3> dims{1, 1, 1};         ///< ranks along x, y, z
-  index3 global_cells{1, 1, 1};             ///< interior cells of the whole grid
-  std::int64_t first_step = 0;              ///< step the run started at (> 0 after a restart)
-  std::int64_t last_step = 0;               ///< step the run ended at
-  bool interrupted = false;                 ///< stopped early by SIGTERM/SIGUSR1 (checkpointed)
-  double seconds = 0.0;                     ///< wall time of the step loop (slowest rank)
-  double halo_seconds = 0.0;                ///< time spent waiting for halos (slowest rank)
-  std::size_t element_size = 8;             ///< bytes per cell value
-  std::optional<error_report> error;        ///< heat3d: error at the final step
-  std::optional<double> final_norm;         ///< jacobi2d: last L2 norm computed
-  std::size_t pool_reserved_high = 0;       ///< largest reserved high-water mark of any rank's pool
-  std::size_t pool_used_high = 0;           ///< largest used high-water mark of any rank's pool
+  std::string version;                 ///< funnel version
+  std::string problem;                 ///< heat3d | jacobi2d
+  std::string dtype;                   ///< float | double
+  std::string backend;                 ///< host | cuda
+  std::string kernel;                  ///< cuda | host | kokkos
+  std::string mode;                    ///< resident | streamed
+  std::string halo_overlap;            ///< auto | on | off (--halo-overlap; resident mode)
+  std::string halo_overlap_used;       ///< on | off | n/a (streamed): the steps that ran
+  std::string graphs;                  ///< auto | off (--graphs; resident mode)
+  std::int64_t steps_per_graph = 0;    ///< rank 0's steps per CUDA graph (0: none)
+  int halo_depth = 1;                  ///< resident steps per exchange (--halo-depth)
+  int steps_per_launch = 1;            ///< resident steps per kernel launch
+  int row_align = 1;                   ///< cells each row's interior is aligned to (--row-align)
+  bool halo_pushed = false;            ///< rank 0's graph steps push their exchange
+  int ranks = 1;                       ///< MPI ranks
+  int nodes = 1;                       ///< nodes (shared-memory domains)
+  std::array<int, 3> dims{1, 1, 1};    ///< ranks along x, y, z
+  index3 global_cells{1, 1, 1};        ///< interior cells of the whole grid
+  std::int64_t first_step = 0;         ///< step the run started at (> 0 after a restart)
+  std::int64_t last_step = 0;          ///< step the run ended at
+  bool interrupted = false;            ///< stopped early by SIGTERM/SIGUSR1 (checkpointed)
+  double seconds = 0.0;                ///< wall time of the step loop (slowest rank)
+  double halo_seconds = 0.0;           ///< time spent waiting for halos (slowest rank)
+  std::size_t element_size = 8;        ///< bytes per cell value
+  std::optional<error_report> error;   ///< heat3d: error at the final step
+  std::optional<double> final_norm;    ///< jacobi2d: last L2 norm computed
+  std::size_t pool_reserved_high = 0;  ///< largest reserved high-water mark of any rank's pool
+  std::size_t pool_used_high = 0;      ///< largest used high-water mark of any rank's pool
   std::optional<pipeline_report> pipeline;  ///< streamed mode figures
   double output_seconds = 0.0;  ///< step-loop time in snapshots and checkpoints (rank 0)
   double output_background_seconds =

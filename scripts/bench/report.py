@@ -56,13 +56,14 @@ LIMITS = {
         "reaches 8.7. A device-side handshake (flags in IPC memory instead of per-step MPI "
         "messages) or one CUDA graph per step would close it.",
     ("stencil", "vs copy"):
-        "Every load of a thread (2 x-cells x 2 or 4 z-planes) is issued before any arithmetic; "
-        "Nsight Compute (512^3 float, H100) shows DRAM at 76% with DRAM bytes equal to the "
-        "useful bytes: the kernel keeps too few bytes in flight, not too many. funnel's rows of "
-        "n + 2 cells allow 8-byte loads only. On rows padded to 16 bytes (float4 columns, "
-        "`--row-align 16`) float reached 0.89 / 0.93 at 512^3 / 1024^3 and lost at 256^3, where "
-        "the last block of columns is nearly empty. Next: a field_layout row pitch with the "
-        "interior on 16 bytes, and the float4 block shape chosen by columns.",
+        "Every load of a thread (2 or 4 x-cells x 2 or 4 z-planes) is issued before any "
+        "arithmetic; Nsight Compute (512^3 float, H100) shows DRAM at 76-79% with DRAM bytes equal "
+        "to the useful bytes: the kernel keeps too few bytes in flight, not too many. Rows padded "
+        "so that each row's interior starts on 16 bytes (field_layout::row_align, "
+        "`--row-align 16`) give float4 columns: H100 0.85 / 0.88 / 0.90 for float 256^3 / 512^3 / "
+        "1024^3 against 0.82 / 0.85 / 0.86 on rows of n + 2 cells. Tilings that load each plane "
+        "once (a shared-memory z-march, a register column march: tests/kernels/"
+        "heat3d_tiling_probe) did not beat it, so re-read planes are not the limit.",
     ("stencil", "ranks split"):
         "Between ranks on one GPU under MPS each step is, per rank, one exchange kernel that "
         "copies the faces, signals the neighbours and waits for them, then the update; blocks "

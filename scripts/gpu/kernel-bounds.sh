@@ -54,7 +54,7 @@ stage_check() {
 
 stage_measure() {
   local rc=0
-  "${bench}" stencil --row-align none,8,16,16-interior --ranks 1 --split-ranks 1 \
+  "${bench}" stencil --row-align 16,none,8 --ranks 1 --split-ranks 1 \
     --json "${out}/stencil.json" >"${out}/stencil.txt" 2>&1 || rc=$?
   grep -E "vs copy" "${out}/stencil.txt" || tail -20 "${out}/stencil.txt"
   record stencil "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "stencil.txt"

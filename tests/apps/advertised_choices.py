@@ -89,6 +89,7 @@ def stencil_recipe(option, choice, workdir):
         "--graphs": ([], False, "graphs"),
         "--halo-depth": ([], False, None),
         "--steps-per-launch": ([], False, None),
+        "--row-align": ([], False, None),  # 16 (a number): the stencil_*_rows16 tests
         "--dtype": ([], False, "dtype"),
         "--output-overlap": (["--output-every", "1", "--output-dir",
                               os.path.join(workdir, f"out-{choice}")], False, None),

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Runs funnel-stencil under real mpirun and checks what it computes (driver for ctest).
 
-  [opts] equal -- RANKS ARGS... the field of RANKS ranks is bitwise the field of 1 rank
+  [opts] equal -- RANKS ARGS... the field of RANKS ranks is bitwise the field of 1 rank (with
+                            --row-align given: of 1 rank on its default rows)
   order  -- ARGS...         heat3d error falls at second order in space (observed order in
                             [1.8, 2.2] for h -> h/2 at a fixed final time)
   bad-args                  each bad argument: non-zero exit, one clear line, no hang
   restart -- ARGS...        2 ranks write checkpoints, 3 ranks restart from the first one:
-                            the final field is bitwise that of an uninterrupted run
+                            the final field is bitwise that of an uninterrupted run (with
+                            --row-align given: only the writers take it, so the checkpoint
+                            of padded rows restarts into the default rows)
   gpu -- ARGS...            cuda backend == host within tolerance; 2 and 4 ranks with IPC
                             halos on one GPU == 1 rank bitwise (exit 77 without a GPU)
   signal -- ARGS...         SIGUSR1 to mpirun: checkpoint + exit 75; restart from it is
@@ -81,9 +84,9 @@ def without_option(args, *names):
 def cmd_equal(ctx, rest):
     ranks = int(rest[0])
     args = rest[1:]
-    # The reference always runs with one rank and MPI's own split, one step per launch: drop
-    # --dims and --steps-per-launch for it.
-    ref_args = without_option(args, "--dims", "--steps-per-launch")
+    # The reference always runs with one rank and MPI's own split, one step per launch and its
+    # default rows: drop --dims, --steps-per-launch and --row-align for it.
+    ref_args = without_option(args, "--dims", "--steps-per-launch", "--row-align")
     reference, ref_out = dump(ctx, 1, ref_args, "reference.bin")
     split, split_out = dump(ctx, ranks, args, f"split-{ranks}.bin")
     print(split_out)
@@ -151,6 +154,8 @@ BAD_ARGS = [
     (["--problem", "jacobi2d", "--halo-depth", "2"], "--halo-depth 2 is not valid here"),
     (["--backend", "host", "--n", "8,8,8", "--dims", "2,1,1", "--halo-depth", "5"],
      "--halo-depth 5: halo 5 is wider"),
+    (["--row-align", "8"], "--row-align '8' is not valid"),
+    (["--mode", "streamed", "--row-align", "16"], "--row-align 16: applies to --mode resident"),
     (["--steps-per-launch", "3"], "--steps-per-launch '3' is not valid"),
     (["--steps-per-launch", "two"], "--steps-per-launch 'two' is not valid"),
     (["--problem", "jacobi2d", "--steps-per-launch", "2"], "--steps-per-launch 2 is not valid here"),
@@ -210,6 +215,8 @@ def cmd_restart(ctx, rest):
     first = os.path.join(ckpt, "ckpt-00000005")
     if not os.path.isdir(first):
         sys.exit(f"FAILED: no checkpoint {first}: {os.listdir(ckpt)}")
+    # Files hold the interior only: the writers' --row-align does not reach the readers.
+    args = without_option(args, "--row-align")
     uninterrupted, _ = dump(ctx, 1, args + ["--steps", "16"], "uninterrupted.bin")
     restarted, out = dump(ctx, 3, args + ["--steps", "16", "--restart", first,
                                           "--checkpoint-dir", os.path.join(ctx.workdir, "c2")],

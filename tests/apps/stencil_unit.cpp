@@ -17,6 +17,7 @@
 #include "plan.hpp"
 #include "regions.hpp"
 #include "run.hpp"
+#include "solver.hpp"
 #include "summary.hpp"
 
 namespace fs = funnel::stencil;
@@ -110,6 +111,31 @@ TEST(StencilOptions, ConfigTextRoundTrips) {
   EXPECT_EQ(*back.dtype, *o.dtype);
   EXPECT_EQ(back.dims, o.dims);
   EXPECT_FALSE(back.graphs);
+  std::remove(path.c_str());
+}
+
+// --row-align: none (the default) keeps rows of n + 2 cells; 16 puts each row's interior on 16
+// bytes (4 floats, 2 doubles), resident mode only. The value survives the config text.
+TEST(StencilOptions, RowAlignPadsRowsToSixteenBytes) {
+  auto o = parse({"--dtype", "float"});
+  fs::resolve_defaults(o, false);
+  EXPECT_EQ(o.row_align, "none");
+  EXPECT_EQ(fs::row_align_of(o), 1);
+  auto padded = parse({"--dtype", "float", "--row-align", "16"});
+  fs::resolve_defaults(padded, false);
+  EXPECT_EQ(fs::row_align_of(padded), 4);
+  auto d = parse({"--dtype", "double", "--row-align", "16"});
+  fs::resolve_defaults(d, false);
+  EXPECT_EQ(fs::row_align_of(d), 2);
+  auto jacobi = parse({"--problem", "jacobi2d", "--row-align", "16"});
+  fs::resolve_defaults(jacobi, false);
+  EXPECT_EQ(fs::row_align_of(jacobi), 4);
+  EXPECT_NE(parse_error({"--mode", "streamed", "--row-align", "16"})
+                .find("--row-align 16: applies to --mode resident only"),
+            std::string::npos);
+  const auto path = temp_file(fs::to_config_text(padded));
+  auto back = parse({"--config", path});
+  EXPECT_EQ(back.row_align, "16");
   std::remove(path.c_str());
 }
 
@@ -386,6 +412,7 @@ TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
   s.halo_seconds = 0.5;
   s.element_size = 8;
   s.error = fs::error_report{1e-3, 2e-4};
+  s.row_align = 2;
   const auto json = nlohmann::json::parse(fs::to_json(s));
   EXPECT_DOUBLE_EQ(s.cell_updates_per_second(), 6000.0 * 10 / 2.0);
   EXPECT_DOUBLE_EQ(s.effective_bandwidth(), s.cell_updates_per_second() * 16);
@@ -396,6 +423,7 @@ TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
   EXPECT_EQ(json.at("halo_time_share"), 0.25);
   EXPECT_EQ(json.at("error").at("max_abs"), 1e-3);
   EXPECT_EQ(json.at("global_cells"), nlohmann::json::array({10, 20, 30}));
+  EXPECT_EQ(json.at("row_align"), 2);
   EXPECT_EQ(json.at("cell_updates_per_s"), 30000.0);
   EXPECT_FALSE(json.contains("final_norm"));
   EXPECT_NE(fs::format_summary(s).find("error vs exact solution"), std::string::npos);
@@ -418,6 +446,16 @@ TEST(StencilPlan, NamesRanksDecompositionAndPaths) {
                            "ranks per GPU 4", "MPS no", "WARNING: 4 ranks share"}) {
     EXPECT_NE(text.find(part), std::string::npos) << part << " not in " << text;
   }
+}
+
+TEST(StencilPlan, SaysWhenRowsArePadded) {
+  fs::plan_info p;
+  p.ranks = 1;
+  p.dims = {1, 1, 1};
+  EXPECT_EQ(fs::format_plan(p).find("rows padded"), std::string::npos);
+  p.row_align_bytes = 16;
+  const std::string text = fs::format_plan(p);
+  EXPECT_NE(text.find("rows padded: interior on 16 B"), std::string::npos) << text;
 }
 
 TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {

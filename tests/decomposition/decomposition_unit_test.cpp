@@ -261,6 +261,73 @@ TEST(BoxDifference, PeelsWholePlanesFirst) {
   EXPECT_TRUE(box_difference({{0, 0, 0}, {0, 5, 8}}, {{1, 1, 1}, {2, 2, 2}}).empty());
 }
 
+// Padded rows: every cell has its own element inside the array, each row's cells are
+// contiguous inside its slot of row_pitch() elements, and each row's first interior cell sits on
+// a multiple of row_align; row_align 1 is the unpadded (k * ny + j) * nx + i.
+TEST(FieldLayout, PaddedRowsPutEveryRowsInteriorOnTheAlignment) {
+  for (const int align : {1, 2, 4, 8}) {
+    for (int halo = 1; halo <= 3; ++halo) {
+      for (std::int64_t nx : {1, 2, 3, 5, 8, 13}) {
+        const funnel::field_layout layout{{nx, 3, 2}, halo, align};
+        SCOPED_TRACE("row_align " + std::to_string(align) + ", halo " + std::to_string(halo) +
+                     ", nx " + std::to_string(nx));
+        ASSERT_TRUE(layout.row_align_valid());
+        EXPECT_EQ(layout.row_pitch() % align, 0);
+        EXPECT_LE(layout.lead() + layout.allocated(0), layout.row_pitch());
+        EXPECT_LT(layout.lead(), align);
+        EXPECT_EQ(layout.plane_pitch(), layout.row_pitch() * layout.allocated(1));
+        EXPECT_EQ(layout.allocated_cells(), layout.plane_pitch() * layout.allocated(2));
+        EXPECT_EQ(layout.padded(), layout.row_pitch() != layout.allocated(0));
+        std::vector<int> used(static_cast<std::size_t>(layout.allocated_cells()), 0);
+        for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+          for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+            const std::int64_t row = layout.index(0, j, k);
+            EXPECT_EQ(row, (k * layout.allocated(1) + j) * layout.row_pitch() + layout.lead());
+            EXPECT_EQ(layout.index(layout.halo_along(0), j, k) % align, 0);
+            for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+              const std::int64_t at = layout.index(i, j, k);
+              ASSERT_EQ(at, row + i);
+              ASSERT_GE(at, 0);
+              ASSERT_LT(at, layout.allocated_cells());
+              ++used[static_cast<std::size_t>(at)];
+            }
+          }
+        }
+        for (const int count : used) ASSERT_LE(count, 1);
+        if (align == 1) {
+          EXPECT_FALSE(layout.padded());
+          EXPECT_EQ(layout.index(1, 2, 1),
+                    (1 * layout.allocated(1) + 2) * (nx + 2 * layout.halo_along(0)) + 1);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(funnel::row_align_for(4, 16), 4);
+  EXPECT_EQ(funnel::row_align_for(8, 16), 2);
+  EXPECT_EQ(funnel::row_align_for(8, 8), 1);
+  EXPECT_EQ(funnel::row_align_for(4, 0), 1);
+  EXPECT_FALSE((funnel::field_layout{{4, 4, 4}, 1, 3}.row_align_valid()));
+  EXPECT_FALSE((funnel::field_layout{{4, 4, 4}, 1, 0}.row_align_valid()));
+  EXPECT_TRUE((funnel::field_layout{{4, 4, 4}, 1, 4} == funnel::field_layout{{4, 4, 4}, 1, 4}));
+  EXPECT_TRUE((funnel::field_layout{{4, 4, 4}, 1, 4} != funnel::field_layout{{4, 4, 4}, 1, 2}));
+}
+
+TEST(CartesianDecomposition, RowAlignmentReachesEveryLayout) {
+  funnel::cartesian_decomposition d(MPI_COMM_SELF, {10, 6, 4}, 1);
+  EXPECT_EQ(d.row_align(), 1);
+  EXPECT_EQ(d.layout().row_align, 1);
+  d.set_row_align(4);
+  EXPECT_EQ(d.row_align(), 4);
+  EXPECT_EQ(d.layout().row_align, 4);
+  EXPECT_EQ(d.layout_of(d.box_of(0)).row_align, 4);
+  EXPECT_EQ(d.layout().row_pitch(), 16);  // lead 3 + 12 cells, rounded up to 4
+  expect_invalid([&] { d.set_row_align(3); }, {"row alignment 3", "power of two"});
+  expect_invalid([&] { d.set_row_align(0); }, {"row alignment 0"});
+  EXPECT_EQ(d.row_align(), 4);
+  funnel::cartesian_decomposition moved(std::move(d));
+  EXPECT_EQ(moved.layout().row_align, 4);
+}
+
 TEST(CartesianDecomposition, OneRankOwnsEverything) {
   const funnel::cartesian_decomposition d(MPI_COMM_SELF, {12, 5, 1}, 2);
   EXPECT_EQ(d.size(), 1);

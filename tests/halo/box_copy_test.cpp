@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -78,10 +79,14 @@ TYPED_TEST(BoxCopy, PackUnpackAndCopyMatchALoop) {
   funnel::memory_pool pool(test_backend);
   funnel::stream stream(test_backend);
   for (int trial = 0; trial < 20; ++trial) {
+    // Rows unpadded or padded (field_layout::row_align 2, 4 or 8 cells), independently for the
+    // source and the destination of copy_box.
+    const auto any_row_align = [] { return 1 << std::uniform_int_distribution<int>(0, 3)(rng()); };
     const field_layout src_lay{{std::uniform_int_distribution<std::int64_t>(2, 40)(rng()),
                                 std::uniform_int_distribution<std::int64_t>(2, 9)(rng()),
                                 std::uniform_int_distribution<std::int64_t>(1, 7)(rng())},
-                               std::uniform_int_distribution<int>(1, 2)(rng())};
+                               std::uniform_int_distribution<int>(1, 2)(rng()),
+                               any_row_align()};
     const box region = random_box(src_lay);
     const std::vector<T> src = random_values<T>(src_lay.allocated_cells());
     const device_array<T> d_src(pool, stream, src);
@@ -118,10 +123,15 @@ TYPED_TEST(BoxCopy, PackUnpackAndCopyMatchALoop) {
             ASSERT_EQ(got, T(poison));
           }
         }
+    EXPECT_EQ(std::count(field.begin(), field.end(), T(poison)),
+              static_cast<std::ptrdiff_t>(field.size()) - region.cells())
+        << "an element outside the region (padding included) was written";
 
     // copy into another layout at a shifted position
     const field_layout dst_lay{
-        {src_lay.interior[0] + 3, src_lay.interior[1] + 1, src_lay.interior[2] + 2}, src_lay.halo};
+        {src_lay.interior[0] + 3, src_lay.interior[1] + 1, src_lay.interior[2] + 2},
+        src_lay.halo,
+        any_row_align()};
     box dst_region = region;
     for (int a = 0; a < 3; ++a) {
       const auto room = dst_lay.allocated(a) - region.extent(a);
@@ -150,6 +160,8 @@ TYPED_TEST(BoxCopy, PackUnpackAndCopyMatchALoop) {
                         k - dst_region.lo[2] + region.lo[2]))]);
         }
     EXPECT_EQ(written, static_cast<std::size_t>(region.cells()));
+    EXPECT_EQ(std::count(dst.begin(), dst.end(), T(poison)),
+              static_cast<std::ptrdiff_t>(dst.size()) - region.cells());
   }
 }
 

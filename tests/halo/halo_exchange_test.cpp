@@ -62,6 +62,7 @@ struct scenario {
   int halo;
   std::array<int, 3> dims;
   std::array<bool, 3> periodic;
+  int row_align = 1;  ///< field_layout::row_align of every rank's field
 };
 
 std::vector<scenario> scenarios() {
@@ -76,6 +77,15 @@ std::vector<scenario> scenarios() {
       {"2d-y-periodic", {13, 11, 1}, 1, {0, 0, 1}, {false, true, false}},
       {"1d-x-periodic-halo-2", {4 * p + 3, 5, 1}, 2, {p, 1, 1}, {true, false, false}},
       {"3d-all-periodic", {8, 8, 8}, 1, {0, 0, 0}, {true, true, true}},
+      // Padded rows: every rank's row interiors on 4 cells (8 with halo 2); IPC writers use
+      // the neighbour's padded strides.
+      {"3d-auto-split-rows-padded-to-4", {10, 9, 8}, 1, {0, 0, 0}, {false, false, false}, 4},
+      {"1d-x-periodic-halo-2-padded-to-8",
+       {4 * p + 3, 5, 1},
+       2,
+       {p, 1, 1},
+       {true, false, false},
+       8},
   };
 }
 
@@ -167,6 +177,15 @@ void expect_equal_fields(const labeller& l, const std::vector<T>& want, const st
       }
     }
   }
+  // The padding of padded rows (an element at column c of its row's slot, c outside
+  // [lead, lead + nx)) is never written.
+  for (std::size_t n = 0; n < got.size(); ++n) {
+    const auto column = static_cast<std::int64_t>(n) % lay.row_pitch();
+    if (column >= lay.lead() && column < lay.lead() + lay.allocated(0)) continue;
+    if (want[n] != got[n] && reported++ < 5) {
+      ADD_FAILURE() << what << " rank " << l.d.rank() << " padding element " << n << " written";
+    }
+  }
   EXPECT_EQ(reported, 0) << what << ": cells differ on rank " << l.d.rank();
 }
 
@@ -187,7 +206,8 @@ void run_scenario(const scenario& s, halo_method method) {
   const std::string what =
       s.name + " " + funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
-  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
   const labeller l{d, d.layout(), shared_random_offset()};
@@ -239,7 +259,8 @@ void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle
   const std::string what = s.name + " cycle of " + std::to_string(cycle_length) + " " +
                            funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
-  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo cycle test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
   const labeller l{d, d.layout(), shared_random_offset()};
@@ -346,7 +367,8 @@ TEST(HaloExchangeFacesOnly, EveryFaceGhostHoldsItsNeighboursValue) {
 TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
   ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
   const scenario s = scenarios().front();
-  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo replay test", true);
   funnel::stream stream(test_backend);
   const labeller l{d, d.layout(), shared_random_offset()};
@@ -609,28 +631,36 @@ TEST(HaloExchangeErrors, IpcRefusesNeighbourWithAnotherFieldLayout) {
       MPI_Barrier(MPI_COMM_WORLD);
       continue;
     }
-    // Two ranks, periodic along x: both faces of each rank go to the other one.
-    const funnel::cartesian_decomposition d(pair, {8, 4, 1}, 1, {2, 1, 1}, {true, false, false});
-    funnel::memory_pool pool = halo_pool("halo layout check");
-    funnel::stream stream(test_backend);
-    const std::size_t element = rank % 2 == 0 ? sizeof(float) : sizeof(double);
-    const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * 8;
-    void* field = pool.allocate(stream, bytes);
-    {
-      funnel::halo_exchange exchange(d, test_backend, pool, element, halo_method::ipc);
-      try {
-        exchange.exchange(stream, field);
-        ADD_FAILURE() << "ipc wrote into a neighbour whose field has another element size";
-      } catch (const funnel::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("expects interior"), std::string::npos) << e.what();
+    // Two ranks, periodic along x: both faces of each rank go to the other one. First the
+    // element size differs, then the row alignment (padded rows on odd ranks).
+    for (const bool rows_differ : {false, true}) {
+      SCOPED_TRACE(rows_differ ? "row alignment differs" : "element size differs");
+      funnel::cartesian_decomposition d(pair, {8, 4, 1}, 1, {2, 1, 1}, {true, false, false});
+      if (rows_differ && rank % 2 == 1) d.set_row_align(4);
+      funnel::memory_pool pool = halo_pool("halo layout check");
+      funnel::stream stream(test_backend);
+      const std::size_t element = rank % 2 == 0 || rows_differ ? sizeof(float) : sizeof(double);
+      const std::size_t bytes = static_cast<std::size_t>(d.layout().allocated_cells()) * 8;
+      void* field = pool.allocate(stream, bytes);
+      {
+        funnel::halo_exchange exchange(d, test_backend, pool, element, halo_method::ipc);
+        try {
+          exchange.exchange(stream, field);
+          ADD_FAILURE() << "ipc wrote into a neighbour whose field has another layout";
+        } catch (const funnel::invalid_argument& e) {
+          EXPECT_NE(std::string(e.what()).find("expects interior"), std::string::npos) << e.what();
+          if (rows_differ) {
+            EXPECT_NE(std::string(e.what()).find("row alignment"), std::string::npos) << e.what();
+          }
+        }
+        stream.synchronize();
+        // Going on after the error: close first (CUDA forbids freeing memory another process
+        // still maps).
+        exchange.close();
       }
+      pool.deallocate(stream, field, bytes);
       stream.synchronize();
-      // Going on after the error: close first (CUDA forbids freeing memory another process
-      // still maps).
-      exchange.close();
     }
-    pool.deallocate(stream, field, bytes);
-    stream.synchronize();
     MPI_Barrier(MPI_COMM_WORLD);
   }
   MPI_Comm_free(&pair);

@@ -50,7 +50,7 @@ void expect_bitwise_equal(const std::vector<T>& got, const std::vector<T>& want)
 // run, which needs an empty directory).
 void write_checkpoint(MPI_Comm writers, const std::string& dir, file_mode mode,
                       const index3& global, const index3& procs, std::int64_t seed,
-                      std::int64_t step, const std::string& run_id = {}) {
+                      std::int64_t step, const std::string& run_id = {}, int row_align = 1) {
   if (writers == MPI_COMM_NULL) return;
   int rank = 0;
   MPI_Comm_rank(writers, &rank);
@@ -62,7 +62,7 @@ void write_checkpoint(MPI_Comm writers, const std::string& dir, file_mode mode,
   opt.mode = mode;
   opt.run_id = run_id;
   checkpoint_writer writer(writers, opt);
-  const grid_block block = make_block(global, procs, rank, 1);
+  const grid_block block = make_block(global, procs, rank, 1, row_align);
   const auto u = make_field<double>(block, seed, step, poison_double);
   const auto v = make_field<float>(block, seed + 1, step, poison_float);
   const std::string path =
@@ -73,7 +73,7 @@ void write_checkpoint(MPI_Comm writers, const std::string& dir, file_mode mode,
 }
 
 void expect_restart_equal(const std::string& dir, const index3& global, const index3& procs,
-                          int halo, std::int64_t seed, std::int64_t step) {
+                          int halo, std::int64_t seed, std::int64_t step, int row_align = 1) {
   checkpoint_reader reader(MPI_COMM_WORLD, dir);
   EXPECT_EQ(reader.step(), step);
   EXPECT_EQ(reader.time(), 0.01 * static_cast<double>(step));
@@ -84,7 +84,7 @@ void expect_restart_equal(const std::string& dir, const index3& global, const in
   EXPECT_EQ(reader.field_names(), (std::vector<std::string>{"u", "v"}));
   EXPECT_EQ(reader.field_type("v"), dtype::float32);
   EXPECT_NO_THROW(reader.require("heat", global, {"u"}, dtype::float64));
-  const grid_block block = make_block(global, procs, world_rank(), halo);
+  const grid_block block = make_block(global, procs, world_rank(), halo, row_align);
   std::vector<double> u(static_cast<std::size_t>(block.layout.allocated_cells()), poison_double);
   std::vector<float> v(u.size(), poison_float);
   reader.read("u", block, u.data());
@@ -131,6 +131,24 @@ TEST_P(Checkpoint, TwoWritersThreeReadersBitwise2D) {
   if (two != MPI_COMM_NULL) MPI_Comm_free(&two);
   MPI_Barrier(MPI_COMM_WORLD);
   expect_restart_equal(dir.path(), global, {3, 1, 1}, 1, seed, 7);
+}
+
+// Files hold the interior only: a checkpoint of padded rows (funnel-stencil --row-align 16)
+// restarts into unpadded rows bitwise, and the other way round.
+TEST_P(Checkpoint, RestartsAcrossRowPadding) {
+  const index3 global{23, 17, 9};
+  for (const int written : {4, 1}) {
+    const int read = written == 4 ? 1 : 8;
+    SCOPED_TRACE("rows written padded to " + std::to_string(written) + ", read padded to " +
+                 std::to_string(read));
+    shared_directory dir(MPI_COMM_WORLD, "ckpt-rows-" + std::to_string(written));
+    const std::int64_t seed = shared_seed(MPI_COMM_WORLD);
+    MPI_Comm two = first_ranks(2);
+    write_checkpoint(two, dir.path(), GetParam(), global, {2, 1, 1}, seed, 12, {}, written);
+    if (two != MPI_COMM_NULL) MPI_Comm_free(&two);
+    MPI_Barrier(MPI_COMM_WORLD);
+    expect_restart_equal(dir.path(), global, {1, 3, 1}, 2, seed, 12, read);
+  }
 }
 
 TEST_P(Checkpoint, KeepsLastKAndLatestNamesNewest) {

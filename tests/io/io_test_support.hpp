@@ -27,13 +27,15 @@ inline box split(const index3& global, const index3& procs, int rank) {
   return b;
 }
 
-/// The block of `rank` with a halo of `halo` cells.
-inline grid_block make_block(const index3& global, const index3& procs, int rank, int halo) {
+/// The block of `rank` with a halo of `halo` cells, its rows padded for `row_align` cells.
+inline grid_block make_block(const index3& global, const index3& procs, int rank, int halo,
+                             int row_align = 1) {
   grid_block g;
   g.global_cells = global;
   g.local_box = split(global, procs, rank);
   g.layout.interior = g.local_box.extents();
   g.layout.halo = halo;
+  g.layout.row_align = row_align;
   return g;
 }
 

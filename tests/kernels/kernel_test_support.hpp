@@ -38,11 +38,31 @@ struct region_case {
   box region;
 };
 
-inline field_layout make_layout(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo = 1) {
+/// A layout of nx x ny x nz interior cells; `row_align` > 1 pads the rows (field_layout.hpp).
+inline field_layout make_layout(std::int64_t nx, std::int64_t ny, std::int64_t nz, int halo = 1,
+                                int row_align = 1) {
   field_layout layout;
   layout.interior = {nx, ny, nz};
   layout.halo = halo;
+  layout.row_align = row_align;
   return layout;
+}
+
+/// Elements of the array that are no cell of `layout` (the padding of padded rows).
+inline std::vector<std::size_t> padding_elements(const field_layout& layout) {
+  std::vector<bool> cell(static_cast<std::size_t>(layout.allocated_cells()), false);
+  for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+        cell[static_cast<std::size_t>(layout.index(i, j, k))] = true;
+      }
+    }
+  }
+  std::vector<std::size_t> padding;
+  for (std::size_t n = 0; n < cell.size(); ++n) {
+    if (!cell[n]) padding.push_back(n);
+  }
+  return padding;
 }
 
 /// Uniform random values in [-1, 1) in every allocated cell (halo included).

@@ -138,7 +138,26 @@ std::vector<ft::region_case> gpu_cases() {
       {"3d narrow odd rows", cube, box{{3, 2, 5}, {20, 30, 39}}},
       {"2d interior", plane, plane.interior_box()},
       {"2d one row", plane, box{{1, 20, 0}, {131, 21, 1}}},
-      {"1d interior", line, line.interior_box()}};
+      {"1d interior", line, line.interior_box()},
+      // Padded rows (field_layout::row_align, funnel-stencil's --row-align 16): the interior of
+      // every row starts on 4 cells (16 bytes of float) or 2, so the vector columns start at
+      // the interior's edge; sub-boxes, halo 2, wide planes, narrow rows, 2D and 1D.
+      {"3d rows padded to 4", ft::make_layout(67, 33, 40, 1, 4),
+       ft::make_layout(67, 33, 40, 1, 4).interior_box()},
+      {"3d rows padded to 4, odd sub-box", ft::make_layout(67, 33, 40, 1, 4),
+       box{{3, 2, 5}, {41, 30, 39}}},
+      {"3d rows padded to 4, one cell wide", ft::make_layout(67, 33, 40, 1, 4),
+       box{{5, 1, 1}, {6, 34, 41}}},
+      {"3d halo 2 padded to 2, into the halo", ft::make_layout(40, 20, 70, 2, 2),
+       box{{1, 1, 1}, {43, 23, 73}}},
+      {"3d rows padded to 4, wide planes", ft::make_layout(1398, 1200, 7, 1, 4),
+       ft::make_layout(1398, 1200, 7, 1, 4).interior_box()},
+      {"3d rows padded to 8, narrow", ft::make_layout(24, 40, 9, 1, 8),
+       ft::make_layout(24, 40, 9, 1, 8).interior_box()},
+      {"2d rows padded to 4", ft::make_layout(130, 47, 1, 1, 4),
+       ft::make_layout(130, 47, 1, 1, 4).interior_box()},
+      {"1d padded to 4", ft::make_layout(1000, 1, 1, 1, 4),
+       ft::make_layout(1000, 1, 1, 1, 4).interior_box()}};
 }
 
 // Offsets (in elements) of the input and output arrays from a 256-byte aligned address: the
@@ -245,7 +264,8 @@ std::vector<ft::two_step_case> two_step_cases(std::mt19937_64& rng) {
     return ft::two_step_case{"", l, first, second};
   };
   std::vector<ft::two_step_case> cases;
-  for (const auto& l : {cube, narrow, ft::make_layout(2, 2, 2, 2), ft::make_layout(33, 9, 5, 2)}) {
+  for (const auto& l : {cube, narrow, ft::make_layout(2, 2, 2, 2), ft::make_layout(33, 9, 5, 2),
+                        ft::make_layout(67, 33, 40, 2, 4), ft::make_layout(24, 96, 20, 2, 8)}) {
     auto c = grown(l);
     c.name = "interior grown by one, " + std::to_string(l.interior[0]) + " cells along x";
     cases.push_back(c);
@@ -260,6 +280,8 @@ std::vector<ft::two_step_case> two_step_cases(std::mt19937_64& rng) {
   cases.push_back(large_grown);
   cases.push_back({"large, first = second", large, large.interior_box(), large.interior_box()});
   for (int n = 0; n < 6; ++n) cases.push_back(ft::random_two_step_case("random", cube, rng));
+  cases.push_back(
+      ft::random_two_step_case("random, rows padded to 4", ft::make_layout(67, 33, 40, 2, 4), rng));
   return cases;
 }
 
@@ -323,72 +345,81 @@ TEST(Jacobi2dCuda, FieldBitwiseAndNormCloseToHost) {
   test_stream stream;
   // Rows of 1028 (16 bytes: four cells per thread), 1030 (two) and 1031 floats (one); regions
   // with every start and end alignment, one row, and row counts not a multiple of a thread's.
-  for (const std::int64_t nx : {1028, 1030, 1031}) {
-    const auto layout = fk::jacobi2d_layout(nx, 517);
-    SCOPED_TRACE("nx " + std::to_string(nx));
-    for (const box& region :
-         {layout.interior_box(), box{{1, 100, 0}, {nx - 1, 101, 1}}, box{{33, 7, 0}, {900, 400, 1}},
-          box{{4, 3, 0}, {6, 514, 1}}, box{{2, 1, 0}, {nx - 2, 511, 1}}}) {
-      const auto a = ft::random_field<float>(layout, rng);
-      auto host_new = ft::poisoned_field<float>(layout);
-      float host_norm = 0.0F;
-      fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
-                        host_new.data(), region, &host_norm);
-      for (const array_offsets offsets : offset_cases) {
-        SCOPED_TRACE("array offsets " + std::to_string(offsets.in) + "/" +
-                     std::to_string(offsets.out));
-        device_array<float> d_a(a, offsets.in);
-        device_array<float> d_new(ft::poisoned_field<float>(layout), offsets.out);
-        device_array<float> d_norm(std::vector<float>{0.0F});
-        fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new.get(),
-                          region, d_norm.get());
-        stream.synchronize();
-        EXPECT_EQ(ft::differing_cells(host_new, d_new.download()), 0);
-        const float cuda_norm = d_norm.download()[0];
-        // Float sums of region.cells() terms in different orders: a relative 1e-5 covers it.
-        EXPECT_NEAR(cuda_norm, host_norm, 1e-5 * host_norm);
-        EXPECT_GT(host_norm, 0.0F);
-        // Without a norm the field is the same.
-        device_array<float> d_new2(ft::poisoned_field<float>(layout), offsets.out);
-        fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new2.get(),
-                          region, nullptr);
-        stream.synchronize();
-        EXPECT_EQ(ft::differing_cells(host_new, d_new2.download()), 0);
+  // Then the same rows padded so that each row's interior starts on 16 bytes (--row-align 16).
+  for (const int row_align : {1, 4}) {
+    for (const std::int64_t nx : {1028, 1030, 1031}) {
+      field_layout layout = fk::jacobi2d_layout(nx, 517);
+      layout.row_align = row_align;
+      SCOPED_TRACE("nx " + std::to_string(nx) + ", row_align " + std::to_string(row_align));
+      for (const box& region : {layout.interior_box(), box{{1, 100, 0}, {nx - 1, 101, 1}},
+                                box{{33, 7, 0}, {900, 400, 1}}, box{{4, 3, 0}, {6, 514, 1}},
+                                box{{2, 1, 0}, {nx - 2, 511, 1}}}) {
+        const auto a = ft::random_field<float>(layout, rng);
+        auto host_new = ft::poisoned_field<float>(layout);
+        float host_norm = 0.0F;
+        fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
+                          host_new.data(), region, &host_norm);
+        for (const array_offsets offsets : offset_cases) {
+          SCOPED_TRACE("array offsets " + std::to_string(offsets.in) + "/" +
+                       std::to_string(offsets.out));
+          device_array<float> d_a(a, offsets.in);
+          device_array<float> d_new(ft::poisoned_field<float>(layout), offsets.out);
+          device_array<float> d_norm(std::vector<float>{0.0F});
+          fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(), d_new.get(),
+                            region, d_norm.get());
+          stream.synchronize();
+          EXPECT_EQ(ft::differing_cells(host_new, d_new.download()), 0);
+          const float cuda_norm = d_norm.download()[0];
+          // Float sums of region.cells() terms in different orders: a relative 1e-5 covers it.
+          EXPECT_NEAR(cuda_norm, host_norm, 1e-5 * host_norm);
+          EXPECT_GT(host_norm, 0.0F);
+          // Without a norm the field is the same.
+          device_array<float> d_new2(ft::poisoned_field<float>(layout), offsets.out);
+          fk::jacobi2d_step(stream.view(), fk::implementation::cuda, layout, d_a.get(),
+                            d_new2.get(), region, nullptr);
+          stream.synchronize();
+          EXPECT_EQ(ft::differing_cells(host_new, d_new2.download()), 0);
+        }
       }
     }
   }
 }
 
 TEST(InitializeCuda, MatchesHostFills) {
-  test_stream stream;
-  const index3 global{30, 20, 16};
-  const auto layout = ft::make_layout(15, 20, 8);
-  const index3 offset{15, 0, 8};
-  std::vector<double> host(static_cast<std::size_t>(layout.allocated_cells()));
-  fk::heat3d_initialize(stream_view::host(), layout, global, offset, host.data());
-  device_array<double> d(ft::poisoned_field<double>(layout));
-  fk::heat3d_initialize(stream.view(), layout, global, offset, d.get());
-  stream.synchronize();
-  const auto got = d.download();
-  for (std::size_t n = 0; n < host.size(); ++n) {
-    ASSERT_NEAR(got[n], host[n], 1e-14) << n;  // two libraries' sin(), each within 2 ulp
-  }
+  for (const int row_align : {1, 4}) {
+    SCOPED_TRACE("row_align " + std::to_string(row_align));
+    test_stream stream;
+    const index3 global{30, 20, 16};
+    const auto layout = ft::make_layout(15, 20, 8, 1, row_align);
+    const index3 offset{15, 0, 8};
+    std::vector<double> host(static_cast<std::size_t>(layout.allocated_cells()));
+    fk::heat3d_initialize(stream_view::host(), layout, global, offset, host.data());
+    device_array<double> d(ft::poisoned_field<double>(layout));
+    fk::heat3d_initialize(stream.view(), layout, global, offset, d.get());
+    stream.synchronize();
+    const auto got = d.download();
+    for (std::size_t n = 0; n < host.size(); ++n) {
+      ASSERT_NEAR(got[n], host[n], 1e-14) << n;  // two libraries' sin(), each within 2 ulp
+    }
 
-  const auto jl = ft::make_layout(100, 30, 1);
-  const index3 jglobal{100, 60, 1};
-  const index3 joffset{0, 30, 0};
-  std::vector<float> ja(static_cast<std::size_t>(jl.allocated_cells()));
-  std::vector<float> jb(ja.size());
-  fk::jacobi2d_initialize(stream_view::host(), jl, jglobal, joffset, ja.data(), jb.data());
-  device_array<float> da(ft::poisoned_field<float>(jl));
-  device_array<float> db(ft::poisoned_field<float>(jl));
-  fk::jacobi2d_initialize(stream.view(), jl, jglobal, joffset, da.get(), db.get());
-  stream.synchronize();
-  const auto ga = da.download();
-  const auto gb = db.download();
-  for (std::size_t n = 0; n < ja.size(); ++n) {
-    ASSERT_NEAR(ga[n], ja[n], 1e-7) << n;
-    ASSERT_EQ(ga[n], gb[n]) << n;
+    const auto jl = ft::make_layout(100, 30, 1, 1, row_align);
+    const index3 jglobal{100, 60, 1};
+    const index3 joffset{0, 30, 0};
+    std::vector<float> ja(static_cast<std::size_t>(jl.allocated_cells()));
+    std::vector<float> jb(ja.size());
+    fk::jacobi2d_initialize(stream_view::host(), jl, jglobal, joffset, ja.data(), jb.data());
+    device_array<float> da(ft::poisoned_field<float>(jl));
+    device_array<float> db(ft::poisoned_field<float>(jl));
+    fk::jacobi2d_initialize(stream.view(), jl, jglobal, joffset, da.get(), db.get());
+    stream.synchronize();
+    const auto ga = da.download();
+    const auto gb = db.download();
+    for (std::size_t n = 0; n < ja.size(); ++n) {
+      ASSERT_NEAR(ga[n], ja[n], 1e-7) << n;
+      ASSERT_EQ(ga[n], gb[n]) << n;
+    }
+    for (const std::size_t n : ft::padding_elements(layout)) ASSERT_EQ(got[n], 0.0) << n;
+    for (const std::size_t n : ft::padding_elements(jl)) ASSERT_EQ(ga[n], 0.0F) << n;
   }
 }
 

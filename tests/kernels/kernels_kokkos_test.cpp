@@ -42,7 +42,14 @@ std::vector<ft::region_case> kokkos_cases() {
           {"3d tall", ft::make_layout(6, 5, 21), box{{1, 1, 1}, {7, 6, 22}}},
           {"2d interior", plane, plane.interior_box()},
           {"2d column", plane, box{{7, 1, 0}, {8, 18, 1}}},
-          {"1d interior", line, line.interior_box()}};
+          {"1d interior", line, line.interior_box()},
+          // Padded rows (field_layout::row_align): every row's interior on 4 or 2 cells.
+          {"3d rows padded to 4", ft::make_layout(19, 11, 9, 1, 4),
+           ft::make_layout(19, 11, 9, 1, 4).interior_box()},
+          {"3d halo 2 padded to 2, into the halo", ft::make_layout(8, 7, 6, 2, 2),
+           box{{1, 1, 1}, {11, 10, 9}}},
+          {"2d rows padded to 4", ft::make_layout(33, 17, 1, 1, 4),
+           ft::make_layout(33, 17, 1, 1, 4).interior_box()}};
 }
 
 template <class T>
@@ -141,26 +148,30 @@ TEST(Heat3dKokkos, EveryVariantBitwiseEqualToHost) {
 
 TEST(Jacobi2dKokkos, FieldBitwiseAndNormCloseToHost) {
   FUNNEL_TEST_SEEDED_RNG(rng);
-  const auto layout = fk::jacobi2d_layout(70, 45);
-  for (const box& region :
-       {layout.interior_box(), box{{1, 9, 0}, {69, 10, 1}}, box{{5, 3, 0}, {60, 40, 1}}}) {
-    const auto a = ft::random_field<float>(layout, rng);
-    auto host_new = ft::poisoned_field<float>(layout);
-    auto kokkos_new = ft::poisoned_field<float>(layout);
-    auto kokkos_plain = ft::poisoned_field<float>(layout);
-    float host_norm = 0.25F;
-    float kokkos_norm = 0.25F;
-    const auto host = stream_view::host();
-    fk::jacobi2d_step(host, fk::implementation::host, layout, a.data(), host_new.data(), region,
-                      &host_norm);
-    fk::jacobi2d_step(host, fk::implementation::kokkos, layout, a.data(), kokkos_new.data(), region,
-                      &kokkos_norm);
-    fk::jacobi2d_step(host, fk::implementation::kokkos, layout, a.data(), kokkos_plain.data(),
-                      region, nullptr);
-    EXPECT_EQ(ft::differing_cells(host_new, kokkos_new), 0);
-    EXPECT_EQ(ft::differing_cells(host_new, kokkos_plain), 0);
-    EXPECT_GT(host_norm, 0.25F);
-    EXPECT_NEAR(kokkos_norm, host_norm, 1e-5 * host_norm);
+  for (const int row_align : {1, 4}) {  // rows of 70 cells, then padded (interior on 4 cells)
+    field_layout layout = fk::jacobi2d_layout(70, 45);
+    layout.row_align = row_align;
+    SCOPED_TRACE("row_align " + std::to_string(row_align));
+    for (const box& region :
+         {layout.interior_box(), box{{1, 9, 0}, {69, 10, 1}}, box{{5, 3, 0}, {60, 40, 1}}}) {
+      const auto a = ft::random_field<float>(layout, rng);
+      auto host_new = ft::poisoned_field<float>(layout);
+      auto kokkos_new = ft::poisoned_field<float>(layout);
+      auto kokkos_plain = ft::poisoned_field<float>(layout);
+      float host_norm = 0.25F;
+      float kokkos_norm = 0.25F;
+      const auto host = stream_view::host();
+      fk::jacobi2d_step(host, fk::implementation::host, layout, a.data(), host_new.data(), region,
+                        &host_norm);
+      fk::jacobi2d_step(host, fk::implementation::kokkos, layout, a.data(), kokkos_new.data(),
+                        region, &kokkos_norm);
+      fk::jacobi2d_step(host, fk::implementation::kokkos, layout, a.data(), kokkos_plain.data(),
+                        region, nullptr);
+      EXPECT_EQ(ft::differing_cells(host_new, kokkos_new), 0);
+      EXPECT_EQ(ft::differing_cells(host_new, kokkos_plain), 0);
+      EXPECT_GT(host_norm, 0.25F);
+      EXPECT_NEAR(kokkos_norm, host_norm, 1e-5 * host_norm);
+    }
   }
 }
 

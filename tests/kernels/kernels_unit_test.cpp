@@ -42,6 +42,16 @@ std::vector<ft::region_case> heat_cases() {
   add("2d thin row", plane, box{{1, 4, 0}, {14, 5, 1}});
   const auto line = ft::make_layout(17, 1, 1);
   add("1d interior", line, line.interior_box());
+  // Padded rows (field_layout::row_align): each row's interior on a multiple of 4 or 8 cells.
+  const auto padded = ft::make_layout(9, 7, 6, 1, 4);
+  add("3d rows padded to 4", padded, padded.interior_box());
+  add("3d rows padded to 4, one x column", padded, box{{5, 1, 1}, {6, 8, 7}});
+  add("3d halo 2 padded to 8, into the halo", ft::make_layout(6, 5, 4, 2, 8),
+      box{{1, 1, 1}, {9, 8, 7}});
+  const auto padded_plane = ft::make_layout(13, 9, 1, 1, 4);
+  add("2d rows padded to 4", padded_plane, padded_plane.interior_box());
+  const auto padded_line = ft::make_layout(17, 1, 1, 1, 2);
+  add("1d padded to 2", padded_line, padded_line.interior_box());
   return cases;
 }
 
@@ -72,6 +82,9 @@ void check_heat_against_reference(const ft::region_case& hc, std::mt19937_64& rn
     }
   }
   EXPECT_EQ(written, hc.region.cells());
+  for (const std::size_t n : ft::padding_elements(l)) {
+    ASSERT_TRUE(ft::same_bits(out[n], ft::poison<T>())) << "padding element " << n << " written";
+  }
 }
 
 template <class T>
@@ -146,8 +159,9 @@ void check_two_steps_host(const ft::two_step_case& tc, std::mt19937_64& rng) {
 
 TEST(Heat3dHost, TwoStepsEqualTwoSingleSteps) {
   FUNNEL_TEST_SEEDED_RNG(rng);
-  const field_layout layouts[] = {ft::make_layout(9, 7, 6), ft::make_layout(12, 5, 9, 2),
-                                  ft::make_layout(2, 3, 2, 2), ft::make_layout(2, 6, 5)};
+  const field_layout layouts[] = {ft::make_layout(9, 7, 6),       ft::make_layout(12, 5, 9, 2),
+                                  ft::make_layout(2, 3, 2, 2),    ft::make_layout(2, 6, 5),
+                                  ft::make_layout(9, 7, 6, 1, 4), ft::make_layout(12, 5, 9, 2, 8)};
   for (int repeat = 0; repeat < 25; ++repeat) {
     for (const auto& layout : layouts) {
       const auto tc = ft::random_two_step_case("layout " + std::to_string(layout.interior[0]) +
@@ -311,29 +325,36 @@ TEST(Heat3dHost, RejectsBadArguments) {
 
 TEST(Jacobi2dHost, MatchesReferenceAndNorm) {
   FUNNEL_TEST_SEEDED_RNG(rng);
-  const auto layout = fk::jacobi2d_layout(37, 23);
-  for (const box& region :
-       {layout.interior_box(), box{{1, 5, 0}, {36, 6, 0 + 1}}, box{{20, 1, 0}, {21, 22, 1}}}) {
-    const auto a = ft::random_field<float>(layout, rng);
-    auto a_new = ft::poisoned_field<float>(layout);
-    float norm = 0.5F;
-    fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(), a_new.data(),
-                      region, &norm);
-    double want_norm = 0.0;
-    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
-      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
-        const float got = a_new[static_cast<std::size_t>(layout.index(i, j, 0))];
-        if (ft::contains(region, i, j, 0)) {
-          const double want = ft::reference_jacobi(layout, a, i, j);
-          ASSERT_NEAR(got, want, ft::reference_tolerance<float>()) << i << "," << j;
-          const double d = want - a[static_cast<std::size_t>(layout.index(i, j, 0))];
-          want_norm += d * d;
-        } else {
-          ASSERT_TRUE(ft::same_bits(got, ft::poison<float>())) << i << "," << j;
+  for (const int row_align : {1, 4}) {  // rows of 37 cells, then padded (interior on 4 cells)
+    field_layout layout = fk::jacobi2d_layout(37, 23);
+    layout.row_align = row_align;
+    SCOPED_TRACE("row_align " + std::to_string(row_align));
+    for (const box& region :
+         {layout.interior_box(), box{{1, 5, 0}, {36, 6, 0 + 1}}, box{{20, 1, 0}, {21, 22, 1}}}) {
+      const auto a = ft::random_field<float>(layout, rng);
+      auto a_new = ft::poisoned_field<float>(layout);
+      float norm = 0.5F;
+      fk::jacobi2d_step(stream_view::host(), fk::implementation::host, layout, a.data(),
+                        a_new.data(), region, &norm);
+      double want_norm = 0.0;
+      for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+        for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+          const float got = a_new[static_cast<std::size_t>(layout.index(i, j, 0))];
+          if (ft::contains(region, i, j, 0)) {
+            const double want = ft::reference_jacobi(layout, a, i, j);
+            ASSERT_NEAR(got, want, ft::reference_tolerance<float>()) << i << "," << j;
+            const double d = want - a[static_cast<std::size_t>(layout.index(i, j, 0))];
+            want_norm += d * d;
+          } else {
+            ASSERT_TRUE(ft::same_bits(got, ft::poison<float>())) << i << "," << j;
+          }
         }
       }
+      EXPECT_NEAR(norm, 0.5 + want_norm, 1e-5 * (0.5 + want_norm));
+      for (const std::size_t n : ft::padding_elements(layout)) {
+        ASSERT_TRUE(ft::same_bits(a_new[n], ft::poison<float>())) << "padding element " << n;
+      }
     }
-    EXPECT_NEAR(norm, 0.5 + want_norm, 1e-5 * (0.5 + want_norm));
   }
 }
 

@@ -54,6 +54,7 @@ cartesian_decomposition::cartesian_decomposition(cartesian_decomposition&& other
       coords_(other.coords_),
       global_(other.global_),
       halo_(other.halo_),
+      row_align_(other.row_align_),
       local_(other.local_),
       neighbors_(other.neighbors_) {}
 
@@ -69,6 +70,7 @@ cartesian_decomposition& cartesian_decomposition::operator=(
     coords_ = other.coords_;
     global_ = other.global_;
     halo_ = other.halo_;
+    row_align_ = other.row_align_;
     local_ = other.local_;
     neighbors_ = other.neighbors_;
   }
@@ -90,8 +92,16 @@ void cartesian_decomposition::free_comm() noexcept {
   comm_ = MPI_COMM_NULL;
 }
 
+void cartesian_decomposition::set_row_align(int cells) {
+  const field_layout probe{{1, 1, 1}, halo_, cells};
+  FUNNEL_EXPECTS(probe.row_align_valid(), "cartesian_decomposition: row alignment " +
+                                              std::to_string(cells) +
+                                              " cells; it must be a power of two >= 1");
+  row_align_ = cells;
+}
+
 field_layout cartesian_decomposition::layout_of(const box& interior) const noexcept {
-  return field_layout{interior.extents(), halo_};
+  return field_layout{interior.extents(), halo_, row_align_};
 }
 
 int cartesian_decomposition::neighbor(int axis, side s) const {

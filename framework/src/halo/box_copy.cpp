@@ -48,7 +48,7 @@ strided_block field_block(void* field, const field_layout& layout, const box& re
   const std::int64_t offset = layout.index(region.lo[0], region.lo[1], region.lo[2]);
   return strided_block{
       static_cast<unsigned char*>(field) + static_cast<std::size_t>(offset) * element_size,
-      layout.allocated(0), layout.allocated(0) * layout.allocated(1)};
+      layout.row_pitch(), layout.plane_pitch()};
 }
 
 strided_block dense_block(void* buffer, const index3& extent) {

@@ -78,6 +78,7 @@ void ipc_handshake_transport::begin(const exchange_step& step) {
     std::memcpy(my_export_.field.data(), p.bytes, my_export_.field.size());
     for (int a = 0; a < 3; ++a) my_export_.interior[a] = step.layout->interior[a];
     my_export_.halo = step.layout->halo;
+    my_export_.row_align = step.layout->row_align;
     my_export_.element_size = static_cast<std::int64_t>(step.element_size);
     exported_field_ = step.field;
   }
@@ -114,16 +115,18 @@ void ipc_handshake_transport::check_peer_fields(const exchange_step& step) {
     const field_message& m = state_[i].peer_field;
     const index3 theirs{m.interior[0], m.interior[1], m.interior[2]};
     if (theirs == l.remote_layout.interior && m.halo == l.remote_layout.halo &&
+        m.row_align == l.remote_layout.row_align &&
         m.element_size == static_cast<std::int64_t>(step.element_size)) {
       continue;
     }
     sends_.wait_quietly();
     throw invalid_argument(
         "halo_exchange: rank " + std::to_string(l.path.rank) + " gives its field interior " +
-        describe(theirs) + ", halo " + std::to_string(m.halo) + " and elements of " +
-        std::to_string(m.element_size) + " B; this rank expects interior " +
-        describe(l.remote_layout.interior) + ", halo " + std::to_string(l.remote_layout.halo) +
-        " and " + std::to_string(step.element_size) +
+        describe(theirs) + ", halo " + std::to_string(m.halo) + ", row alignment " +
+        std::to_string(m.row_align) + " and elements of " + std::to_string(m.element_size) +
+        " B; this rank expects interior " + describe(l.remote_layout.interior) + ", halo " +
+        std::to_string(l.remote_layout.halo) + ", row alignment " +
+        std::to_string(l.remote_layout.row_align) + " and " + std::to_string(step.element_size) +
         " B (do all ranks build the same decomposition and element size?)");
   }
 }

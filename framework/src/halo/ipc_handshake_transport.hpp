@@ -73,6 +73,7 @@ class ipc_handshake_transport final : public link_transport {
     export_bytes field{};
     std::int64_t interior[3] = {0, 0, 0};
     std::int64_t halo = 0;
+    std::int64_t row_align = 0;
     std::int64_t element_size = 0;
   };
 

@@ -22,6 +22,7 @@ struct setup_message {
   std::int64_t cycle_length = 0;
   std::int64_t interior[3] = {0, 0, 0};
   std::int64_t halo = 0;
+  std::int64_t row_align = 0;
   std::int64_t element_size = 0;
   std::int64_t arrive_first = 0;
 };
@@ -67,6 +68,7 @@ ipc_ordered_transport::ipc_ordered_transport(
     mine.cycle_length = static_cast<std::int64_t>(cycle.size());
     for (int a = 0; a < 3; ++a) mine.interior[a] = layout.interior[a];
     mine.halo = layout.halo;
+    mine.row_align = layout.row_align;
     mine.element_size = static_cast<std::int64_t>(element_size);
     mine.arrive_first = arrive_first_ ? 1 : 0;
 
@@ -76,16 +78,19 @@ ipc_ordered_transport::ipc_ordered_transport(
       const setup_message& m = theirs[i];
       const index3 interior{m.interior[0], m.interior[1], m.interior[2]};
       if (interior != l.remote_layout.interior || m.halo != l.remote_layout.halo ||
+          m.row_align != l.remote_layout.row_align ||
           m.element_size != static_cast<std::int64_t>(element_size) ||
           m.cycle_length != static_cast<std::int64_t>(cycle.size()) ||
           m.arrive_first != mine.arrive_first) {
         error = "halo_exchange: rank " + std::to_string(l.path.rank) +
                 " gives its field interior " + describe(interior) + ", halo " +
-                std::to_string(m.halo) + ", elements of " + std::to_string(m.element_size) +
-                " B and a cycle of " + std::to_string(m.cycle_length) +
-                " fields; this rank expects interior " + describe(l.remote_layout.interior) +
-                ", halo " + std::to_string(l.remote_layout.halo) + ", " +
-                std::to_string(element_size) + " B and " + std::to_string(cycle.size()) +
+                std::to_string(m.halo) + ", row alignment " + std::to_string(m.row_align) +
+                ", elements of " + std::to_string(m.element_size) + " B and a cycle of " +
+                std::to_string(m.cycle_length) + " fields; this rank expects interior " +
+                describe(l.remote_layout.interior) + ", halo " +
+                std::to_string(l.remote_layout.halo) + ", " + "row alignment " +
+                std::to_string(l.remote_layout.row_align) + ", " + std::to_string(element_size) +
+                " B and " + std::to_string(cycle.size()) +
                 (m.arrive_first != mine.arrive_first ? "; and the two differ on deep halos" : "") +
                 " (do all ranks build the same decomposition, element size, field cycle and "
                 "steps per exchange?)";

@@ -201,10 +201,11 @@ h5_id memory_space(const field_layout& layout, const index3& global_cells, bool 
   const bool flat = global_cells[2] == 1;
   std::vector<hsize_t> dims{static_cast<hsize_t>(layout.allocated(2)),
                             static_cast<hsize_t>(layout.allocated(1)),
-                            static_cast<hsize_t>(layout.allocated(0))};
+                            static_cast<hsize_t>(layout.row_pitch())};
+  // In memory a row is a slot of row_pitch() elements, cell x at lead() + x (field_layout.hpp).
   const box inner = layout.interior_box();
   std::vector<hsize_t> start{static_cast<hsize_t>(inner.lo[2]), static_cast<hsize_t>(inner.lo[1]),
-                             static_cast<hsize_t>(inner.lo[0])};
+                             static_cast<hsize_t>(layout.lead() + inner.lo[0])};
   std::vector<hsize_t> count{static_cast<hsize_t>(layout.interior[2]),
                              static_cast<hsize_t>(layout.interior[1]),
                              static_cast<hsize_t>(layout.interior[0])};

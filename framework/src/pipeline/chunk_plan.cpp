@@ -19,6 +19,9 @@ void validate(const field_layout& field, int radius, int steps, int chunks,
   FUNNEL_EXPECTS(radius >= 1, "stencil_radius=" + str(radius) + " is invalid: it must be >= 1");
   FUNNEL_EXPECTS(steps >= 1, "steps_per_pass=" + str(steps) + " is invalid: it must be >= 1");
   FUNNEL_EXPECTS(chunks >= 1, "chunks=" + str(chunks) + " is invalid: it must be >= 1");
+  FUNNEL_EXPECTS(field.row_align_valid() && !field.padded(),
+                 "the field's rows are padded (row alignment " + str(field.row_align) +
+                     " cells): the pipeline streams whole planes and needs unpadded rows");
   for (int a = 0; a < 3; ++a) {
     FUNNEL_EXPECTS(field.interior[a] >= 1, std::string{"field interior along "} + axis_names[a] +
                                                " is " + str(field.interior[a]) +

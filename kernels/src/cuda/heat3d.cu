@@ -11,11 +11,11 @@
 // extra z-planes of each chunk from L2, as long as neighbouring chunks run close in time: when a
 // plane is too large for that (more than `large_plane_bytes`), blocks are issued in z order
 // inside groups of `group_rows` rows (a 1D grid decoded by `swizzled`), and K = 4 halves the
-// share of re-read planes. Measured on an H100 (heat3d 256^3-1024^3 vs a device-to-device copy,
-// `funnel-bench stencil --row-align`, docs/performance.md): float on funnel's n + 2 rows
-// (P = 2) 0.83-0.86 of the copy; on rows padded to 16 bytes (P = 4) 0.78-0.92, and 0.90-0.94
-// when the padding also puts each row's first interior cell on the boundary, so that no
-// column of four straddles the interior's edge.
+// share of re-read planes. x counts memory columns (make_geometry), so on rows padded with
+// field_layout::row_align every row's interior starts a column of P and no column straddles
+// its edge. Measured on an H100 (heat3d 256^3-1024^3 vs a device-to-device copy, `funnel-bench
+// stencil --row-align`, docs/performance.md): float on rows of n + 2 cells (P = 2) 0.82-0.86 of
+// the copy, on rows whose interior starts on 16 bytes (P = 4) 0.85-0.90.
 // 2D and 1D: one thread per cell.
 // Arithmetic: detail::heat_update_{1,2,3}d, the expression the host and Kokkos kernels use.
 #include <cuda_runtime.h>
@@ -369,8 +369,19 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
 // heat3d_step, and heat3d_step_pushed when `push` is not null.
 template <class T>
 void launch_step(stream_view stream, const field_layout& layout, const T* in, T* out,
-                 const box& region, T c, const pushed_exchange* push) {
+                 const box& region, T c, const pushed_exchange* given) {
   const region_geometry g = make_geometry(layout, region);
+  // The kernels count x in memory columns (make_geometry): so must the pushed faces.
+  pushed_exchange shifted;
+  const pushed_exchange* push = nullptr;
+  if (given != nullptr) {
+    shifted = *given;
+    for (int f = 0; f < shifted.count; ++f) {
+      shifted.faces[f].lo[0] += layout.lead();
+      shifted.faces[f].hi[0] += layout.lead();
+    }
+    push = &shifted;
+  }
   if (layout.allocated(2) > 1) {
     launch_3d(native(stream), g, in, out, c, push);
   } else {

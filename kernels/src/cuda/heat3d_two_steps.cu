@@ -60,8 +60,9 @@ struct column_shape {
 struct two_step_geometry {
   region_geometry first;
   region_geometry second;
-  std::int64_t extent[3];  // allocated cells per axis
-  std::int64_t chunk;      // planes of `second` per block
+  std::int64_t array_lo[3];  // the allocated cells, in the regions' coordinates (make_geometry)
+  std::int64_t array_hi[3];
+  std::int64_t chunk;  // planes of `second` per block
 };
 
 __device__ inline bool inside(std::int64_t v, std::int64_t lo, std::int64_t hi) {
@@ -107,7 +108,8 @@ __global__ void __launch_bounds__(detail::cuda::column_shape<T, TileX, TileY, Ro
     const int q = thread + r * shape::threads;
     const std::int64_t i = ox - 2 + q % shape::in_x;
     const std::int64_t j = oy - 2 + q / shape::in_x;
-    const bool inside_xy = inside(i, 0, g.extent[0]) && inside(j, 0, g.extent[1]);
+    const bool inside_xy =
+        inside(i, g.array_lo[0], g.array_hi[0]) && inside(j, g.array_lo[1], g.array_hi[1]);
     in_offset[r] = takes(r, shape::in_cells) && inside_xy ? static_cast<int>(j * sy + i) : -1;
   }
   // This thread's first-step cells: where they sit in an input plane; which of them the second
@@ -136,7 +138,7 @@ __global__ void __launch_bounds__(detail::cuda::column_shape<T, TileX, TileY, Ro
   const auto issue = [&](std::int64_t P) {
     if (P <= z_end + 1) {
       T* const to = before[in_slot(P)];
-      const bool plane_in = inside(P, 0, g.extent[2]);
+      const bool plane_in = inside(P, g.array_lo[2], g.array_hi[2]);
       const T* const from = in + P * sz;
 #pragma unroll
       for (int r = 0; r < shape::in_per_thread; ++r) {
@@ -264,13 +266,18 @@ void launch_two(cudaStream_t stream, two_step_geometry g, const box& second, con
 template <class T>
 void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* in, T* out,
                       const box& first, const box& second, T c, const heat3d_block_shape& shape) {
-  FUNNEL_EXPECTS(layout.allocated(0) * layout.allocated(1) < (std::int64_t{1} << 31),
+  FUNNEL_EXPECTS(layout.plane_pitch() < (std::int64_t{1} << 31),
                  "funnel::kernels::heat3d_two_steps: planes of " +
-                     std::to_string(layout.allocated(0)) + " x " +
+                     std::to_string(layout.row_pitch()) + " x " +
                      std::to_string(layout.allocated(1)) +
                      " cells exceed the 2^31 cells this kernel indexes with 32 bits");
-  two_step_geometry g{make_geometry(layout, first), make_geometry(layout, second), {}, 0};
-  for (int axis = 0; axis < 3; ++axis) g.extent[axis] = layout.allocated(axis);
+  const region_geometry array = make_geometry(
+      layout, box{{0, 0, 0}, {layout.allocated(0), layout.allocated(1), layout.allocated(2)}});
+  two_step_geometry g{make_geometry(layout, first), make_geometry(layout, second), {}, {}, 0};
+  for (int axis = 0; axis < 3; ++axis) {
+    g.array_lo[axis] = array.lo[axis];
+    g.array_hi[axis] = array.hi[axis];
+  }
   g.chunk = shape.planes;
   const cudaStream_t s = native(stream);
   // The shapes of heat3d_two_steps_shapes(); the front end refuses any other.

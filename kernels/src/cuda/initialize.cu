@@ -1,6 +1,6 @@
 // CUDA fills of the initial fields (heat3d_initialize, jacobi2d_initialize): one thread per
-// allocated cell, values from detail/initial_values.hpp, which the host fills use too (they agree
-// to the rounding of each library's sin()).
+// element of the array, values from detail/initial_values.hpp, which the host fills use too (they
+// agree to the rounding of each library's sin()); padding in padded rows gets 0.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -19,7 +19,22 @@ struct placement {
   std::int64_t allocated[3];  // allocated extents of the local array
   std::int64_t first[3];      // global index of allocated cell (0, 0, 0)
   std::int64_t global[3];     // global interior extents
+  std::int64_t pitch;         // elements between rows (field_layout::row_pitch)
+  std::int64_t lead;          // padding in front of each row (field_layout::lead)
 };
+
+// The cell (i, j, k) of array element n; i is outside [0, allocated[0]) for padding.
+__device__ inline void cell_of(const placement& p, std::int64_t n, std::int64_t& i, std::int64_t& j,
+                               std::int64_t& k) {
+  const std::int64_t row = n / p.pitch;
+  i = n - row * p.pitch - p.lead;
+  j = row % p.allocated[1];
+  k = row / p.allocated[1];
+}
+
+__device__ inline bool padding(const placement& p, std::int64_t i) {
+  return i < 0 || i >= p.allocated[0];
+}
 
 placement make_placement(const field_layout& layout, const index3& global_interior,
                          const index3& offset) {
@@ -29,6 +44,8 @@ placement make_placement(const field_layout& layout, const index3& global_interi
     p.first[axis] = offset[axis] - layout.halo_along(axis);
     p.global[axis] = global_interior[axis];
   }
+  p.pitch = layout.row_pitch();
+  p.lead = layout.lead();
   return p;
 }
 
@@ -39,27 +56,35 @@ placement make_placement(const field_layout& layout, const index3& global_interi
 template <class T>
 __global__ void __launch_bounds__(detail::cuda::block_threads)
     heat3d_fill(T* __restrict__ field, detail::cuda::placement p) {
-  const std::int64_t cells = p.allocated[0] * p.allocated[1] * p.allocated[2];
+  const std::int64_t cells = p.pitch * p.allocated[1] * p.allocated[2];
   for (std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells;
        n += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t i = n % p.allocated[0];
-    const std::int64_t j = (n / p.allocated[0]) % p.allocated[1];
-    const std::int64_t k = n / (p.allocated[0] * p.allocated[1]);
-    field[n] = static_cast<T>(detail::heat_mode_value(
-        p.first[0] + i, p.first[1] + j, p.first[2] + k, p.global[0], p.global[1], p.global[2]));
+    std::int64_t i = 0;
+    std::int64_t j = 0;
+    std::int64_t k = 0;
+    detail::cuda::cell_of(p, n, i, j, k);
+    field[n] =
+        detail::cuda::padding(p, i)
+            ? T(0)
+            : static_cast<T>(detail::heat_mode_value(p.first[0] + i, p.first[1] + j, p.first[2] + k,
+                                                     p.global[0], p.global[1], p.global[2]));
   }
 }
 
 /// Fills a rank's part of the Jacobi reference problem (funnel::kernels::jacobi2d_fill).
 __global__ void __launch_bounds__(detail::cuda::block_threads)
     jacobi2d_fill(float* __restrict__ a, float* __restrict__ a_new, detail::cuda::placement p) {
-  const std::int64_t cells = p.allocated[0] * p.allocated[1];
+  const std::int64_t cells = p.pitch * p.allocated[1];
   for (std::int64_t n = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; n < cells;
        n += static_cast<std::int64_t>(gridDim.x) * blockDim.x) {
-    const std::int64_t gx = p.first[0] + n % p.allocated[0];
+    std::int64_t i = 0;
+    std::int64_t j = 0;
+    std::int64_t k = 0;
+    detail::cuda::cell_of(p, n, i, j, k);
+    const std::int64_t gx = p.first[0] + i;
     // The reference numbers rows from its periodic row 0, one below global interior row 0.
-    const std::int64_t iy = p.first[1] + n / p.allocated[0] + 1;
-    const bool boundary = gx == -1 || gx == p.global[0];
+    const std::int64_t iy = p.first[1] + j + 1;
+    const bool boundary = !detail::cuda::padding(p, i) && (gx == -1 || gx == p.global[0]);
     const float value = boundary ? detail::jacobi_boundary(iy, p.global[1] + 2) : 0.0F;
     a[n] = value;
     if (a_new != nullptr) a_new[n] = value;

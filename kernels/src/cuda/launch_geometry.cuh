@@ -17,7 +17,9 @@ constexpr int block_x = 32;
 constexpr int block_y = 8;
 constexpr int block_threads = block_x * block_y;
 
-// A region and the strides of the array it lives in, passed by value to the kernels.
+// A region and the strides of the array it lives in, passed by value to the kernels. x counts
+// memory columns from the start of a row's slot (the layout's lead() included), so that a column
+// that is a multiple of a vector's width is aligned for it in an aligned array.
 struct region_geometry {
   std::int64_t lo[3];
   std::int64_t hi[3];
@@ -31,8 +33,10 @@ inline region_geometry make_geometry(const field_layout& layout, const box& regi
     g.lo[axis] = region.lo[axis];
     g.hi[axis] = region.hi[axis];
   }
-  g.sy = layout.allocated(0);
-  g.sz = layout.allocated(0) * layout.allocated(1);
+  g.lo[0] += layout.lead();
+  g.hi[0] += layout.lead();
+  g.sy = layout.row_pitch();
+  g.sz = layout.plane_pitch();
   return g;
 }
 

@@ -26,7 +26,8 @@ namespace funnel::kernels::detail {
 
 // ---- argument checks (validation.cpp) --------------------------------------------------------
 
-/// Number of axes with neighbours (1, 2 or 3); they must be x, then y, then z.
+/// Number of axes with neighbours (1, 2 or 3); they must be x, then y, then z, and the row
+/// alignment a power of two.
 int stencil_dims(const field_layout& layout, const char* kernel);
 /// Throws unless `region` keeps one cell from the edge on axes with neighbours and is [0, 1) on
 /// the others; returns false for an empty region (nothing to do).
@@ -40,8 +41,8 @@ void check_stream(stream_view stream, implementation impl, const char* kernel);
 /// Throws for null or overlapping arrays of `layout.allocated_cells()` elements.
 void check_arrays(const field_layout& layout, const void* in, const void* out,
                   std::size_t element_size, const char* kernel);
-/// Throws unless the rank's interior at `offset` lies inside `global_interior` and every axis
-/// with more than one global cell has a halo in `layout`.
+/// Throws unless the rank's interior at `offset` lies inside `global_interior`, every axis
+/// with more than one global cell has a halo in `layout` and its row alignment is a power of two.
 void check_placement(const field_layout& layout, const index3& global_interior,
                      const index3& offset, const char* what);
 

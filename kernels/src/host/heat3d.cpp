@@ -194,6 +194,7 @@ void heat3d_initialize(stream_view stream, const field_layout& layout,
     not_compiled(implementation::cuda);
 #endif
   }
+  if (layout.padded()) std::fill_n(field, layout.allocated_cells(), T(0));  // as the CUDA fill
   for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
     for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
       for (std::int64_t i = 0; i < layout.allocated(0); ++i) {

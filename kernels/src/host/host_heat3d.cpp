@@ -29,8 +29,8 @@ void heat_row(const T* __restrict__ in, T* __restrict__ out, std::int64_t n, std
 
 template <int Dims, class T>
 void heat_region(const field_layout& layout, const T* in, T* out, const box& region, T c) {
-  const std::int64_t sy = layout.allocated(0);
-  const std::int64_t sz = layout.allocated(0) * layout.allocated(1);
+  const std::int64_t sy = layout.row_pitch();
+  const std::int64_t sz = layout.plane_pitch();
   const std::int64_t n = region.extent(0);
   const std::int64_t k0 = region.lo[2];
   const std::int64_t j0 = region.lo[1];
@@ -61,8 +61,8 @@ void heat3d_step(const field_layout& layout, const T* in, T* out, const box& reg
 template <class T>
 void heat3d_two_steps(const field_layout& layout, const T* in, T* out, const box& first,
                       const box& second, T c) {
-  const std::int64_t sy = layout.allocated(0);
-  const std::int64_t sz = layout.allocated(0) * layout.allocated(1);
+  const std::int64_t sy = layout.row_pitch();
+  const std::int64_t sz = layout.plane_pitch();
   // The first step's value of a cell: computed from `in` on `first`, else `out` as it is (the
   // second step only writes cells of `first`, so what is read here is never written).
   const auto mid = [&](std::int64_t i, std::int64_t j, std::int64_t k) {

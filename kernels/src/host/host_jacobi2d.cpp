@@ -27,7 +27,7 @@ double jacobi_row(const float* __restrict__ a, float* __restrict__ a_new, std::i
 
 void jacobi2d_step(const field_layout& layout, const float* a, float* a_new, const box& region,
                    float* l2_norm) {
-  const std::int64_t sy = layout.allocated(0);
+  const std::int64_t sy = layout.row_pitch();
   const std::int64_t n = region.extent(0);
   const std::int64_t rows = region.extent(1);
   const std::int64_t first = layout.index(region.lo[0], region.lo[1], 0);

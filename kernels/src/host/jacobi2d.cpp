@@ -1,6 +1,7 @@
 // jacobi2d front end: checks once, dispatches; plus the reference problem's layout and fill.
 #include "funnel/kernels/jacobi2d.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "detail/backends.hpp"
@@ -20,6 +21,7 @@ void fill_rows(const field_layout& layout, const index3& global_interior, const 
   const std::int64_t ny_global = global_interior[1] + 2;
   const bool left_boundary = offset[0] == 0;
   const bool right_boundary = offset[0] + layout.interior[0] == global_interior[0];
+  if (layout.padded()) std::fill_n(field, layout.allocated_cells(), 0.0F);  // as the CUDA fill
   for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
     float* row = field + layout.index(0, j, 0);
     for (std::int64_t i = 0; i < nx; ++i) row[i] = 0.0F;

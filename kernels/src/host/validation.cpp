@@ -18,9 +18,16 @@ std::string to_string(const index3& v) {
 
 std::string to_string(const box& b) { return "[" + to_string(b.lo) + ", " + to_string(b.hi) + ")"; }
 
+void check_row_align(const field_layout& layout, const char* kernel) {
+  FUNNEL_EXPECTS(layout.row_align_valid(), std::string(kernel) + ": row alignment " +
+                                               std::to_string(layout.row_align) +
+                                               " cells; it must be a power of two >= 1");
+}
+
 }  // namespace
 
 int stencil_dims(const field_layout& layout, const char* kernel) {
+  check_row_align(layout, kernel);
   int dims = 0;
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(layout.interior[axis] >= 1,
@@ -109,6 +116,7 @@ void check_arrays(const field_layout& layout, const void* in, const void* out,
 
 void check_placement(const field_layout& layout, const index3& global_interior,
                      const index3& offset, const char* what) {
+  check_row_align(layout, what);
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(global_interior[axis] >= 1 && offset[axis] >= 0 &&
                        offset[axis] + layout.interior[axis] <= global_interior[axis],

@@ -52,12 +52,13 @@ struct alignas(2 * sizeof(T)) value_pair {
   T v[2];
 };
 
-/// True when every pair of cells starting at an even x is aligned for a value_pair in both
-/// arrays: an even row stride (then the plane stride is even too) and aligned arrays.
+/// True when every pair of cells starting at an even memory column (x + layout.lead()) is
+/// aligned for a value_pair in both arrays: an even row stride (then the plane stride is even
+/// too) and aligned arrays.
 template <class T>
 bool pairs_aligned(const field_layout& layout, const T* in, const T* out) {
   constexpr std::uintptr_t align = alignof(value_pair<T>);
-  return layout.allocated(0) % 2 == 0 && reinterpret_cast<std::uintptr_t>(in) % align == 0 &&
+  return layout.row_pitch() % 2 == 0 && reinterpret_cast<std::uintptr_t>(in) % align == 0 &&
          reinterpret_cast<std::uintptr_t>(out) % align == 0;
 }
 
@@ -158,8 +159,8 @@ heat_blocks<T, Index, P, K, Pairs> make_blocks(const field_layout& layout, const
                                                const box& region, T c) {
   return {in,
           out,
-          static_cast<Index>(layout.allocated(0)),
-          static_cast<Index>(layout.allocated(0) * layout.allocated(1)),
+          static_cast<Index>(layout.row_pitch()),
+          static_cast<Index>(layout.plane_pitch()),
           static_cast<Index>(region.lo[0]),
           static_cast<Index>(region.hi[0]),
           static_cast<Index>(Pairs ? region.hi[0] / 2 * 2 : region.hi[0]),
@@ -298,8 +299,8 @@ void run_heat(const Space& space, const field_layout& layout, const T* in, T* ou
         return;
     }
   }
-  const auto sy = static_cast<Index>(layout.allocated(0));
-  const auto sz = static_cast<Index>(layout.allocated(0) * layout.allocated(1));
+  const auto sy = static_cast<Index>(layout.row_pitch());
+  const auto sz = static_cast<Index>(layout.plane_pitch());
   const heat_functor<T, Dims, Index> functor{in, out, sy, sz, c};
   Kokkos::parallel_for("funnel::kernels::heat3d", box_policy<3>(space, region), functor);
 }
@@ -335,13 +336,18 @@ void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T*
                  const box& region, T c, heat3d_variant variant) {
   require_initialized("funnel::kernels::heat3d_step");
   if (region.empty()) return;
+  // x in memory columns from the start of a row's slot (as the CUDA kernels count it), so that
+  // pairs of cells at even columns are aligned in padded rows too.
+  box columns = region;
+  columns.lo[0] += layout.lead();
+  columns.hi[0] += layout.lead();
   funnel::kokkos::with_execution_space(stream, [&](const auto& space) {
     if (layout.allocated(2) > 1) {
-      run_heat<3>(space, layout, in, out, region, c, variant);
+      run_heat<3>(space, layout, in, out, columns, c, variant);
     } else if (layout.allocated(1) > 1) {
-      run_heat<2>(space, layout, in, out, region, c, variant);
+      run_heat<2>(space, layout, in, out, columns, c, variant);
     } else {
-      run_heat<1>(space, layout, in, out, region, c, variant);
+      run_heat<1>(space, layout, in, out, columns, c, variant);
     }
     complete_on_host_stream(stream, space);
   });

@@ -79,6 +79,17 @@ class cartesian_decomposition {
   [[nodiscard]] const index3& global_cells() const noexcept { return global_; }
   /// @brief Ghost width.
   [[nodiscard]] int halo() const noexcept { return halo_; }
+  /// @brief Row alignment of the layouts, in cells (field_layout::row_align; 1 by default).
+  [[nodiscard]] int row_align() const noexcept { return row_align_; }
+  /**
+   * @brief Pads the rows of every layout this decomposition gives (layout(), layout_of()) so
+   * that each row's interior starts on a multiple of `cells` elements: for CUDA kernels that
+   * load rows as 16-byte vectors, row_align_for(sizeof(T), 16). Not collective, but every rank
+   * must set the same value before building fields or a halo exchange (the IPC paths check).
+   * @param cells a power of two >= 1 (1: no padding)
+   * @throw funnel::invalid_argument for any other value
+   */
+  void set_row_align(int cells);
 
   /// @brief This rank's cells, in global coordinates.
   [[nodiscard]] const box& local_box() const noexcept { return local_; }
@@ -134,6 +145,7 @@ class cartesian_decomposition {
   std::array<int, 3> coords_{0, 0, 0};
   index3 global_{1, 1, 1};
   int halo_ = 1;
+  int row_align_ = 1;
   box local_{};
   std::array<std::array<int, 2>, 3> neighbors_{};
 };

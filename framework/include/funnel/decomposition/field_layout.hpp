@@ -15,38 +15,92 @@ namespace funnel {
  * @brief How a rank's local field is laid out in memory.
  *
  * The array holds `interior` cells plus `halo` ghost cells on both sides of every axis whose
- * interior extent is larger than one (a 2D problem has nz = 1 and no z halo). x is fastest:
- * element (i, j, k) of the *allocated* array, each counted from 0 at the lower halo edge, is at
- * `(k * ny + j) * nx + i` where nx, ny, nz are the allocated extents. Every kernel, the halo
- * exchange, the pipeline and the I/O use this one layout.
+ * interior extent is larger than one (a 2D problem has nz = 1 and no z halo). Cells are
+ * counted from 0 at the lower halo edge along each axis, x fastest.
+ *
+ * Rows may be padded (`row_align` > 1): each row of nx = allocated(0) cells then sits in a slot
+ * of row_pitch() cells, `lead()` cells after the slot's start, so that every row's first
+ * interior cell is at an index that is a multiple of `row_align`. An array aligned for
+ * `row_align` elements (every CUDA allocation is) then starts each row's interior on such a
+ * boundary, and the CUDA kernels load its cells as vectors from the interior's edge (16 bytes:
+ * `row_align` = 4 for float, 2 for double: row_align_for). Element (i, j, k) is at
+ * `(k * ny + j) * row_pitch() + lead() + i`; with `row_align` = 1 (the default) that is
+ * `(k * ny + j) * nx + i`, no padding. Code that computes its own strides takes row_pitch() and
+ * plane_pitch() (or index()), never allocated(0). The initial fills set padding to 0; steps,
+ * exchanges and I/O never write it, and no stored value is computed from it (a CUDA kernel may
+ * load it in a vector whose other cells it needs). Every kernel, the halo exchange and the I/O
+ * use this one layout; files hold the interior only, so they do not depend on the padding.
  */
 struct field_layout {
   index3 interior{1, 1, 1};  ///< interior cells along x, y, z (no halo)
   int halo = 1;              ///< ghost cells on each side of each axis that has them
+  int row_align = 1;         ///< cells each row's interior is aligned to: a power of two, >= 1
 
+  /// @brief Whether `row_align` is a power of two >= 1 (every other member needs it).
+  [[nodiscard]] constexpr bool row_align_valid() const noexcept {
+    return row_align >= 1 && (row_align & (row_align - 1)) == 0;
+  }
   /// @brief Ghost width along `axis`: `halo`, or 0 for an axis of one interior cell.
   [[nodiscard]] constexpr std::int64_t halo_along(int axis) const noexcept {
     return interior[axis] > 1 ? halo : 0;
   }
-  /// @brief Allocated extent along `axis` (interior + 2 ghosts).
+  /// @brief Allocated extent along `axis` (interior + 2 ghosts), padding not counted.
   [[nodiscard]] constexpr std::int64_t allocated(int axis) const noexcept {
     return interior[axis] + 2 * halo_along(axis);
   }
-  /// @brief Allocated cells (the array length).
+  /// @brief Padding cells in front of each row: the row's first interior cell then sits on a
+  /// multiple of `row_align`.
+  [[nodiscard]] constexpr std::int64_t lead() const noexcept {
+    return (row_align - halo_along(0) % row_align) % row_align;
+  }
+  /// @brief Elements between (i, j, k) and (i, j + 1, k): lead() + allocated(0), rounded up to
+  /// a multiple of `row_align`.
+  [[nodiscard]] constexpr std::int64_t row_pitch() const noexcept {
+    return (lead() + allocated(0) + row_align - 1) / row_align * row_align;
+  }
+  /// @brief Elements between (i, j, k) and (i, j, k + 1).
+  [[nodiscard]] constexpr std::int64_t plane_pitch() const noexcept {
+    return row_pitch() * allocated(1);
+  }
+  /// @brief The array's length in elements, padding included.
   [[nodiscard]] constexpr std::int64_t allocated_cells() const noexcept {
-    return allocated(0) * allocated(1) * allocated(2);
+    return plane_pitch() * allocated(2);
   }
   /// @brief Linear index of allocated-array cell (i, j, k).
   [[nodiscard]] constexpr std::int64_t index(std::int64_t i, std::int64_t j,
                                              std::int64_t k) const noexcept {
-    return (k * allocated(1) + j) * allocated(0) + i;
+    return (k * allocated(1) + j) * row_pitch() + lead() + i;
   }
+  /// @brief Whether rows are padded (row_align > 1 may still need no padding).
+  [[nodiscard]] constexpr bool padded() const noexcept { return row_pitch() != allocated(0); }
   /// @brief The interior as a box in allocated-array coordinates.
   [[nodiscard]] constexpr box interior_box() const noexcept {
     return box{
         {halo_along(0), halo_along(1), halo_along(2)},
         {halo_along(0) + interior[0], halo_along(1) + interior[1], halo_along(2) + interior[2]}};
   }
+  /// @brief Same interior, halo and row alignment.
+  friend constexpr bool operator==(const field_layout& a, const field_layout& b) noexcept {
+    // Element-wise: std::array's == is not constexpr before C++20.
+    for (int axis = 0; axis < 3; ++axis) {
+      if (a.interior[axis] != b.interior[axis]) return false;
+    }
+    return a.halo == b.halo && a.row_align == b.row_align;
+  }
+  /// @brief Not operator==.
+  friend constexpr bool operator!=(const field_layout& a, const field_layout& b) noexcept {
+    return !(a == b);
+  }
 };
+
+/**
+ * @brief The row alignment, in elements, that puts every row's interior on a `bytes` boundary.
+ * @param element_bytes size of one element (4 for float, 8 for double)
+ * @param bytes the boundary: 0 or 1 for none (returns 1), else a power of two
+ * @return bytes / element_bytes, at least 1
+ */
+[[nodiscard]] constexpr int row_align_for(std::size_t element_bytes, std::size_t bytes) noexcept {
+  return bytes > element_bytes && element_bytes > 0 ? static_cast<int>(bytes / element_bytes) : 1;
+}
 
 }  // namespace funnel

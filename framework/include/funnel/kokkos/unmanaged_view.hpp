@@ -36,7 +36,8 @@ using unmanaged_view = Kokkos::View<T*, MemorySpace, Kokkos::MemoryTraits<Kokkos
 
 /**
  * @brief A 3D unmanaged view of a field in funnel's layout: `view(i, j, k)` is allocated cell
- * (i, j, k), x fastest (LayoutLeft), extents = the layout's allocated extents.
+ * (i, j, k), x fastest (LayoutLeft), extents = the layout's row_pitch() along x (its allocated
+ * extent when rows are not padded) and its allocated extents along y and z.
  */
 template <class T, class MemorySpace>
 using unmanaged_field_view =
@@ -54,14 +55,18 @@ template <class MemorySpace, class T>
 
 /**
  * @brief Views a rank's field array (`layout.allocated_cells()` elements at `data`) in 3D.
- * @param data the field's first allocated cell
+ *
+ * On padded rows (layout.row_align > 1) the view starts at the first row's cell 0 (`data` +
+ * layout.lead()) and its x extent is layout.row_pitch(): cells x >= layout.allocated(0) are
+ * padding or the next row's lead, never a field value.
+ * @param data the array's first element
  * @param layout the field's layout
  */
 template <class MemorySpace, class T>
 [[nodiscard]] unmanaged_field_view<T, MemorySpace> field_view(T* data, const field_layout& layout) {
-  return unmanaged_field_view<T, MemorySpace>(data, static_cast<std::size_t>(layout.allocated(0)),
-                                              static_cast<std::size_t>(layout.allocated(1)),
-                                              static_cast<std::size_t>(layout.allocated(2)));
+  return unmanaged_field_view<T, MemorySpace>(
+      data + layout.lead(), static_cast<std::size_t>(layout.row_pitch()),
+      static_cast<std::size_t>(layout.allocated(1)), static_cast<std::size_t>(layout.allocated(2)));
 }
 
 /**

@@ -39,7 +39,8 @@ class chunk_plan {
    * @param faces which faces of the box have neighbours (default: none)
    * @throw funnel::invalid_argument when h < 1, k < 1, C < 1, the field's halo is shallower than
    * h (or than k·h with a neighbour), a face on an axis without halo is marked open, or a chunk
-   * would get fewer than k·h planes (C > planes / (k·h); see max_chunks)
+   * would get fewer than k·h planes (C > planes / (k·h); see max_chunks), or the field's rows
+   * are padded (field_layout::row_align)
    */
   chunk_plan(const field_layout& field, int stencil_radius, int steps_per_pass, int chunks,
              neighbour_faces faces = neighbour_faces::none());
