@@ -226,7 +226,7 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--row-align", raw.row_align,
                  "resident mode: none (default): rows of n + 2 cells; 16: each row of the field "
                  "padded in memory so that its interior starts on 16 bytes, where the cuda "
-                 "kernels load rows as 16-byte vectors (one rank at one step per launch: 1-3% "
+                 "kernels load rows as 16-byte vectors (one rank at one step per launch: 0.7-2.9% "
                  "faster on an H100; two steps per launch, jacobi2d and a small grid split 16 "
                  "ways: 1-6% slower; docs/performance.md). Files hold the interior only: a "
                  "checkpoint restarts with either")

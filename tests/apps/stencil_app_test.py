@@ -90,6 +90,7 @@ def cmd_equal(ctx, rest):
     reference, ref_out = dump(ctx, 1, ref_args, "reference.bin")
     split, split_out = dump(ctx, ranks, args, f"split-{ranks}.bin")
     print(split_out)
+    expect_plan(split_out, f"{ranks} ranks")
     if len(reference) != len(split):
         sys.exit(f"FAILED: {len(split)} bytes with {ranks} ranks, {len(reference)} with 1 rank")
     if reference != split:
@@ -99,6 +100,14 @@ def cmd_equal(ctx, rest):
     if reference.count(0) == len(reference):
         sys.exit("FAILED: the field is all zero")
     print(f"OK: {len(split)} bytes equal bitwise between {ranks} ranks and 1 rank")
+
+
+def expect_plan(out, who):
+    """STENCIL_EXPECT_PLAN: text the plan `out` of a run must hold (e.g. that its rows are
+    padded), so that a run equal to its reference also did what it was asked."""
+    expect = os.environ.get("STENCIL_EXPECT_PLAN")
+    if expect and expect not in out:
+        sys.exit(f"FAILED: {who}: the plan does not say '{expect}'")
 
 
 def summary(ctx, ranks, args, name):
@@ -210,8 +219,9 @@ def cmd_restart(ctx, rest):
     args = rest
     skip_without_gpu(args)
     ckpt = os.path.join(ctx.workdir, "ckpt")
-    mpirun(ctx, 2, args + ["--quiet", "--steps", "10", "--checkpoint-every", "5",
-                           "--checkpoint-dir", ckpt, "--keep", "3"])
+    writers = mpirun(ctx, 2, args + ["--quiet", "--steps", "10", "--checkpoint-every", "5",
+                                     "--checkpoint-dir", ckpt, "--keep", "3"])
+    expect_plan(writers.stdout, "the 2 writers")
     first = os.path.join(ckpt, "ckpt-00000005")
     if not os.path.isdir(first):
         sys.exit(f"FAILED: no checkpoint {first}: {os.listdir(ckpt)}")
@@ -439,10 +449,8 @@ def cmd_gpu(ctx, rest):
                      "--halo-overlap auto chose the exchange-then-update step")
         # STENCIL_EXPECT_PLAN / STENCIL_REFUSE_PLAN: text the split runs' plan must (not) hold,
         # e.g. that their graphs push the exchange from the update kernel.
-        expect = os.environ.get("STENCIL_EXPECT_PLAN")
+        expect_plan(out, f"{ranks} ranks")
         refuse = os.environ.get("STENCIL_REFUSE_PLAN")
-        if expect and expect not in out:
-            sys.exit(f"FAILED: {ranks} ranks: the plan does not say '{expect}'")
         if refuse and refuse in out:
             sys.exit(f"FAILED: {ranks} ranks: the plan says '{refuse}'")
         if split != cuda:

@@ -275,6 +275,8 @@ TEST(FieldLayout, PaddedRowsPutEveryRowsInteriorOnTheAlignment) {
         EXPECT_EQ(layout.row_pitch() % align, 0);
         EXPECT_LE(layout.lead() + layout.allocated(0), layout.row_pitch());
         EXPECT_LT(layout.lead(), align);
+        // The least padding that aligns: less than one more `align` would be wasted.
+        EXPECT_LT(layout.row_pitch(), layout.lead() + layout.allocated(0) + align);
         EXPECT_EQ(layout.plane_pitch(), layout.row_pitch() * layout.allocated(1));
         EXPECT_EQ(layout.allocated_cells(), layout.plane_pitch() * layout.allocated(2));
         EXPECT_EQ(layout.padded(), layout.row_pitch() != layout.allocated(0));
@@ -308,8 +310,10 @@ TEST(FieldLayout, PaddedRowsPutEveryRowsInteriorOnTheAlignment) {
   EXPECT_EQ(funnel::row_align_for(4, 0), 1);
   EXPECT_FALSE((funnel::field_layout{{4, 4, 4}, 1, 3}.row_align_valid()));
   EXPECT_FALSE((funnel::field_layout{{4, 4, 4}, 1, 0}.row_align_valid()));
-  EXPECT_TRUE((funnel::field_layout{{4, 4, 4}, 1, 4} == funnel::field_layout{{4, 4, 4}, 1, 4}));
-  EXPECT_TRUE((funnel::field_layout{{4, 4, 4}, 1, 4} != funnel::field_layout{{4, 4, 4}, 1, 2}));
+  EXPECT_TRUE(funnel::valid_row_align(1));
+  EXPECT_TRUE(funnel::valid_row_align(16));
+  EXPECT_FALSE(funnel::valid_row_align(6));
+  EXPECT_FALSE(funnel::valid_row_align(-4));
 }
 
 TEST(CartesianDecomposition, RowAlignmentReachesEveryLayout) {

@@ -393,9 +393,12 @@ TEST(Jacobi2dHost, InitializeMatchesReferenceBoundary) {
     field_layout layout;
     index3 offset;
   };
+  // The last part pads its rows (interior on 4 cells): the padding must be 0, as the CUDA fill
+  // leaves it.
   const std::vector<part> parts = {{ft::make_layout(9, 10, 1), {0, 0, 0}},
                                    {ft::make_layout(9, 6, 1), {9, 0, 0}},
-                                   {ft::make_layout(9, 4, 1), {9, 6, 0}}};
+                                   {ft::make_layout(9, 4, 1), {9, 6, 0}},
+                                   {ft::make_layout(9, 4, 1, 1, 4), {9, 6, 0}}};
   const double pi_f = static_cast<double>(static_cast<float>(M_PI));
   for (const auto& p : parts) {
     auto a = ft::poisoned_field<float>(p.layout);
@@ -414,47 +417,52 @@ TEST(Jacobi2dHost, InitializeMatchesReferenceBoundary) {
         ASSERT_EQ(a[static_cast<std::size_t>(p.layout.index(i, j, 0))], want) << i << "," << j;
       }
     }
+    for (const std::size_t n : ft::padding_elements(p.layout)) ASSERT_EQ(a[n], 0.0F) << n;
   }
   EXPECT_EQ(fk::jacobi2d_boundary_value(0, ny), 0.0F);
   EXPECT_NEAR(fk::jacobi2d_boundary_value(10, 41), std::sin(2.0 * M_PI * 10 / 40), 1e-6);
 }
 
 TEST(Heat3dHost, InitializeMatchesModeAndZeroBoundary) {
-  const index3 global{10, 8, 6};
-  const auto layout = ft::make_layout(5, 8, 3);
-  const index3 offset{5, 0, 3};  // the upper-x, upper-z rank of a 2 x 1 x 2 split
-  auto field = ft::poisoned_field<double>(layout);
-  fk::heat3d_initialize(stream_view::host(), layout, global, offset, field.data());
-  const double h = fk::heat3d_grid_spacing(global);
-  EXPECT_DOUBLE_EQ(h, 1.0 / 11.0);
-  for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
-    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
-      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
-        const index3 g{offset[0] + i - 1, offset[1] + j - 1, offset[2] + k - 1};
-        const double got = field[static_cast<std::size_t>(layout.index(i, j, k))];
-        bool outside = false;
-        double want = 1.0;
-        for (int axis = 0; axis < 3; ++axis) {
-          outside = outside || g[axis] < 0 || g[axis] >= global[axis];
-          const double length = (global[axis] + 1) * h;
-          want *= std::sin(M_PI * (g[axis] + 1) * h / length);
+  for (const int row_align : {1, 4}) {  // then padded rows: the padding must be 0
+    SCOPED_TRACE("row_align " + std::to_string(row_align));
+    const index3 global{10, 8, 6};
+    const auto layout = ft::make_layout(5, 8, 3, 1, row_align);
+    const index3 offset{5, 0, 3};  // the upper-x, upper-z rank of a 2 x 1 x 2 split
+    auto field = ft::poisoned_field<double>(layout);
+    fk::heat3d_initialize(stream_view::host(), layout, global, offset, field.data());
+    const double h = fk::heat3d_grid_spacing(global);
+    EXPECT_DOUBLE_EQ(h, 1.0 / 11.0);
+    for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+      for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+        for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+          const index3 g{offset[0] + i - 1, offset[1] + j - 1, offset[2] + k - 1};
+          const double got = field[static_cast<std::size_t>(layout.index(i, j, k))];
+          bool outside = false;
+          double want = 1.0;
+          for (int axis = 0; axis < 3; ++axis) {
+            outside = outside || g[axis] < 0 || g[axis] >= global[axis];
+            const double length = (global[axis] + 1) * h;
+            want *= std::sin(M_PI * (g[axis] + 1) * h / length);
+          }
+          if (outside) {
+            ASSERT_EQ(got, 0.0) << "boundary cell " << i << "," << j << "," << k;
+          } else {
+            ASSERT_NEAR(got, want, 1e-14) << i << "," << j << "," << k;
+          }
+          ASSERT_NEAR(fk::heat3d_exact_solution(global, g, 1.0, 0.0), outside ? 0.0 : want, 1e-14);
         }
-        if (outside) {
-          ASSERT_EQ(got, 0.0) << "boundary cell " << i << "," << j << "," << k;
-        } else {
-          ASSERT_NEAR(got, want, 1e-14) << i << "," << j << "," << k;
-        }
-        ASSERT_NEAR(fk::heat3d_exact_solution(global, g, 1.0, 0.0), outside ? 0.0 : want, 1e-14);
       }
     }
+    for (const std::size_t n : ft::padding_elements(layout)) ASSERT_EQ(field[n], 0.0) << n;
+    const auto norms = fk::heat3d_error(layout, global, offset, 1.0, 0.0, field.data());
+    EXPECT_EQ(norms.cells, layout.interior_box().cells());
+    EXPECT_LT(norms.max_abs, 1e-15);
+    // A rank whose box sticks out of the global grid is refused.
+    EXPECT_THROW(
+        fk::heat3d_initialize(stream_view::host(), layout, global, index3{6, 0, 3}, field.data()),
+        funnel::invalid_argument);
   }
-  const auto norms = fk::heat3d_error(layout, global, offset, 1.0, 0.0, field.data());
-  EXPECT_EQ(norms.cells, layout.interior_box().cells());
-  EXPECT_LT(norms.max_abs, 1e-15);
-  // A rank whose box sticks out of the global grid is refused.
-  EXPECT_THROW(
-      fk::heat3d_initialize(stream_view::host(), layout, global, index3{6, 0, 3}, field.data()),
-      funnel::invalid_argument);
 }
 
 TEST(Heat3dHost, DecayRateOfUnitCube) {

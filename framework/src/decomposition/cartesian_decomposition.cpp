@@ -93,10 +93,9 @@ void cartesian_decomposition::free_comm() noexcept {
 }
 
 void cartesian_decomposition::set_row_align(int cells) {
-  const field_layout probe{{1, 1, 1}, halo_, cells};
-  FUNNEL_EXPECTS(probe.row_align_valid(), "cartesian_decomposition: row alignment " +
-                                              std::to_string(cells) +
-                                              " cells; it must be a power of two >= 1");
+  FUNNEL_EXPECTS(valid_row_align(cells), "cartesian_decomposition: row alignment " +
+                                             std::to_string(cells) +
+                                             " cells; it must be a power of two >= 1");
   row_align_ = cells;
 }
 

@@ -38,6 +38,8 @@ void copy_strided_host(std::size_t element_size, const strided_block& dst, const
 strided_block field_block(void* field, const field_layout& layout, const box& region,
                           std::size_t element_size) {
   FUNNEL_EXPECTS(field != nullptr, "the field pointer is null");
+  FUNNEL_EXPECTS(layout.row_align_valid(), "row alignment " + std::to_string(layout.row_align) +
+                                               " is not a power of two >= 1");
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(region.lo[axis] >= 0 && region.hi[axis] <= layout.allocated(axis) &&
                        region.lo[axis] <= region.hi[axis],

@@ -88,7 +88,7 @@ ipc_ordered_transport::ipc_ordered_transport(
                 ", elements of " + std::to_string(m.element_size) + " B and a cycle of " +
                 std::to_string(m.cycle_length) + " fields; this rank expects interior " +
                 describe(l.remote_layout.interior) + ", halo " +
-                std::to_string(l.remote_layout.halo) + ", " + "row alignment " +
+                std::to_string(l.remote_layout.halo) + ", row alignment " +
                 std::to_string(l.remote_layout.row_align) + ", " + std::to_string(element_size) +
                 " B and " + std::to_string(cycle.size()) +
                 (m.arrive_first != mine.arrive_first ? "; and the two differ on deep halos" : "") +

@@ -30,6 +30,9 @@ void validate(const grid_block& block) {
                      " must equal the local box extents " + to_text(block.local_box.extents()));
   FUNNEL_EXPECTS(block.layout.halo >= 0,
                  "layout halo " + std::to_string(block.layout.halo) + " must be >= 0");
+  FUNNEL_EXPECTS(block.layout.row_align_valid(), "layout row alignment " +
+                                                     std::to_string(block.layout.row_align) +
+                                                     " must be a power of two >= 1");
 }
 
 }  // namespace funnel::io

@@ -21,10 +21,9 @@ void fill_rows(const field_layout& layout, const index3& global_interior, const 
   const std::int64_t ny_global = global_interior[1] + 2;
   const bool left_boundary = offset[0] == 0;
   const bool right_boundary = offset[0] + layout.interior[0] == global_interior[0];
-  if (layout.padded()) std::fill_n(field, layout.allocated_cells(), 0.0F);  // as the CUDA fill
+  std::fill_n(field, layout.allocated_cells(), 0.0F);  // cells and padding, as the CUDA fill
   for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
     float* row = field + layout.index(0, j, 0);
-    for (std::int64_t i = 0; i < nx; ++i) row[i] = 0.0F;
     // Reference row numbering counts the periodic row 0, so allocated row j is row offset + j.
     const float boundary = detail::jacobi_boundary(offset[1] + j, ny_global);
     if (left_boundary) row[0] = boundary;

@@ -11,6 +11,11 @@
 
 namespace funnel {
 
+/// @brief Whether `cells` can be a field_layout::row_align: a power of two >= 1.
+[[nodiscard]] constexpr bool valid_row_align(int cells) noexcept {
+  return cells >= 1 && (cells & (cells - 1)) == 0;
+}
+
 /**
  * @brief How a rank's local field is laid out in memory.
  *
@@ -22,7 +27,8 @@ namespace funnel {
  * of row_pitch() cells, `lead()` cells after the slot's start, so that every row's first
  * interior cell is at an index that is a multiple of `row_align`. An array aligned for
  * `row_align` elements (every CUDA allocation is) then starts each row's interior on such a
- * boundary, and the CUDA kernels load its cells as vectors from the interior's edge (16 bytes:
+ * boundary, and the one-step CUDA kernels (heat3d_step, jacobi2d_step) load its cells as
+ * vectors from the interior's edge (16 bytes:
  * `row_align` = 4 for float, 2 for double: row_align_for). Element (i, j, k) is at
  * `(k * ny + j) * row_pitch() + lead() + i`; with `row_align` = 1 (the default) that is
  * `(k * ny + j) * nx + i`, no padding. Code that computes its own strides takes row_pitch() and
@@ -38,7 +44,7 @@ struct field_layout {
 
   /// @brief Whether `row_align` is a power of two >= 1 (every other member needs it).
   [[nodiscard]] constexpr bool row_align_valid() const noexcept {
-    return row_align >= 1 && (row_align & (row_align - 1)) == 0;
+    return valid_row_align(row_align);
   }
   /// @brief Ghost width along `axis`: `halo`, or 0 for an axis of one interior cell.
   [[nodiscard]] constexpr std::int64_t halo_along(int axis) const noexcept {
@@ -78,18 +84,6 @@ struct field_layout {
     return box{
         {halo_along(0), halo_along(1), halo_along(2)},
         {halo_along(0) + interior[0], halo_along(1) + interior[1], halo_along(2) + interior[2]}};
-  }
-  /// @brief Same interior, halo and row alignment.
-  friend constexpr bool operator==(const field_layout& a, const field_layout& b) noexcept {
-    // Element-wise: std::array's == is not constexpr before C++20.
-    for (int axis = 0; axis < 3; ++axis) {
-      if (a.interior[axis] != b.interior[axis]) return false;
-    }
-    return a.halo == b.halo && a.row_align == b.row_align;
-  }
-  /// @brief Not operator==.
-  friend constexpr bool operator!=(const field_layout& a, const field_layout& b) noexcept {
-    return !(a == b);
   }
 };
 

@@ -58,7 +58,9 @@ template <class MemorySpace, class T>
  *
  * On padded rows (layout.row_align > 1) the view starts at the first row's cell 0 (`data` +
  * layout.lead()) and its x extent is layout.row_pitch(): cells x >= layout.allocated(0) are
- * padding or the next row's lead, never a field value.
+ * padding or the next row's lead, never a field value, and the view's span ends lead()
+ * elements past the array. Index only x < layout.allocated(0) (never deep_copy the whole view
+ * of padded rows).
  * @param data the array's first element
  * @param layout the field's layout
  */
