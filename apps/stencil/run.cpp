@@ -386,7 +386,7 @@ int run_steps(const steps_context& c) {
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
   summary.steps_per_launch = s->steps_per_launch();
-  summary.row_align = decomposition.row_align();
+  summary.row_align_bytes = row_align_bytes(decomposition, s->element_size());
   summary.halo_pushed = s->halo_pushed();
   summary.halo_overlap_used = opts.mode != run_mode::resident ? "n/a"
                               : s->halo_overlapped()          ? "on"
@@ -534,9 +534,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.steps_per_graph = s->steps_per_graph();
   plan.halo_depth = s->steps_per_exchange();
   plan.steps_per_launch = s->steps_per_launch();
-  plan.row_align_bytes = decomposition.row_align() > 1
-                             ? decomposition.row_align() * static_cast<int>(element_size)
-                             : 0;
+  plan.row_align_bytes = row_align_bytes(decomposition, element_size);
   plan.halo_pushed = s->halo_pushed();
   plan.halo_overlapped = s->halo_overlapped();
   plan.overlap_off_time_sliced =

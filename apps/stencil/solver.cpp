@@ -13,6 +13,10 @@ int row_align_of(const options& opts) {
   return opts.row_align == "16" ? row_align_for(element_size_of(opts.dtype.value()), 16) : 1;
 }
 
+int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size) {
+  return d.row_align() > 1 ? d.row_align() * static_cast<int>(element_size) : 0;
+}
+
 namespace {
 
 cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {

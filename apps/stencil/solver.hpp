@@ -132,6 +132,14 @@ class solver {
 [[nodiscard]] int row_align_of(const options& opts);
 
 /**
+ * @brief The bytes each row's interior starts on in `d`'s layouts, as --row-align says them (16),
+ * or 0 for unpadded rows: what the plan line and the summary report.
+ * @param d the decomposition the fields use
+ * @param element_size bytes per cell value
+ */
+[[nodiscard]] int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size);
+
+/**
  * @brief The decomposition a problem needs (global cells; the halo: 1 for jacobi2d, k steps per
  * pass when streamed, --halo-depth for resident heat3d, or 2 for two steps per launch; periodic
  * axes; rows as row_align_of says).

@@ -111,7 +111,7 @@ std::string to_json(const run_summary& s) {
   j["steps_per_graph"] = s.steps_per_graph;
   j["halo_depth"] = s.halo_depth;
   j["steps_per_launch"] = s.steps_per_launch;
-  j["row_align"] = s.row_align;
+  j["row_align_bytes"] = s.row_align_bytes;
   j["halo_pushed"] = s.halo_pushed;
   j["ranks"] = s.ranks;
   j["nodes"] = s.nodes;

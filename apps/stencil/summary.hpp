@@ -51,7 +51,7 @@ struct run_summary {
   std::int64_t steps_per_graph = 0;    ///< rank 0's steps per CUDA graph (0: none)
   int halo_depth = 1;                  ///< resident steps per exchange (--halo-depth)
   int steps_per_launch = 1;            ///< resident steps per kernel launch
-  int row_align = 1;                   ///< cells each row's interior is aligned to (--row-align)
+  int row_align_bytes = 0;             ///< bytes rows' interiors start on (--row-align; 0: none)
   bool halo_pushed = false;            ///< rank 0's graph steps push their exchange
   int ranks = 1;                       ///< MPI ranks
   int nodes = 1;                       ///< nodes (shared-memory domains)

@@ -412,7 +412,7 @@ TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
   s.halo_seconds = 0.5;
   s.element_size = 8;
   s.error = fs::error_report{1e-3, 2e-4};
-  s.row_align = 2;
+  s.row_align_bytes = 16;
   const auto json = nlohmann::json::parse(fs::to_json(s));
   EXPECT_DOUBLE_EQ(s.cell_updates_per_second(), 6000.0 * 10 / 2.0);
   EXPECT_DOUBLE_EQ(s.effective_bandwidth(), s.cell_updates_per_second() * 16);
@@ -423,7 +423,7 @@ TEST(StencilSummary, JsonHasTheFiguresAndRatesFollowFromThem) {
   EXPECT_EQ(json.at("halo_time_share"), 0.25);
   EXPECT_EQ(json.at("error").at("max_abs"), 1e-3);
   EXPECT_EQ(json.at("global_cells"), nlohmann::json::array({10, 20, 30}));
-  EXPECT_EQ(json.at("row_align"), 2);
+  EXPECT_EQ(json.at("row_align_bytes"), 16);
   EXPECT_EQ(json.at("cell_updates_per_s"), 30000.0);
   EXPECT_FALSE(json.contains("final_norm"));
   EXPECT_NE(fs::format_summary(s).find("error vs exact solution"), std::string::npos);
