@@ -8,9 +8,13 @@
 #            pipeline; JSON under $OUT
 #   profile  Nsight Compute (ncu) on one heat3d 512^3 float and one jacobi2d 16384^2 step per row
 #            padding: throughput, memory and occupancy sections, what limits each kernel
-#   tiling   tests/kernels/heat3d_tiling_probe: heat3d tilings tried against funnel's kernel (the
-#            2.5D shared-memory z-march, the register column march), float and double, 256^3
-#            to 1024^3, against a copy
+#   tiling   tests/kernels/heat3d_tiling_probe: heat3d variants tried against funnel's kernel (the
+#            2.5D shared-memory z-march, the register column march, the asynchronous march, the
+#            shuffled tile), float and double, 256^3 to 1024^3, rows of n + 2 cells and padded
+#            rows, against a copy
+#   limits   what holds heat3d under a copy: the probe's load ladder and copy kernels, timed, then
+#            Nsight Compute (DRAM and L2 throughput, bytes, occupancy) on the copy kernel,
+#            funnel's kernel, the column march and the ladder, 512^3 float on padded rows
 # Usage: scripts/gpu/kernel-bounds.sh STAGE[,STAGE...]   (default: build,check,measure)
 # Logs go to $OUT (or ./gpu-out); a short table is printed last.
 set -euo pipefail
@@ -25,7 +29,7 @@ table=()
 record() { table+=("$(printf '%-9s %-6s %s' "$1" "$2" "$3")"); }
 
 usage() {
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 stage_build() {
@@ -78,15 +82,37 @@ stage_profile() {
 }
 
 stage_tiling() {
-  local rc=0 type n
+  local rc=0 type n rows
   : >"${out}/tiling.txt"
-  for type in float double; do
-    for n in 256 512 1024; do
-      "${build}/bin/heat3d_tiling_probe" "${type}" "${n}" >>"${out}/tiling.txt" 2>&1 || rc=$?
+  for rows in none 16; do
+    for type in float double; do
+      for n in 256 512 1024; do
+        TILING_PROBE_ASYNC=1 TILING_PROBE_COLUMNS=1 "${build}/bin/heat3d_tiling_probe" "${type}" \
+          "${n}" "${rows}" >>"${out}/tiling.txt" 2>&1 || rc=$?
+      done
     done
   done
-  grep -E "device copy|bitwise|MISMATCH|not checked" "${out}/tiling.txt" | head -100
+  grep -E "device copy|MISMATCH" "${out}/tiling.txt" | head -40
   record tiling "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "tiling.txt"
+}
+
+stage_limits() {
+  local rc=0 probe=${build}/bin/heat3d_tiling_probe
+  TILING_PROBE_LADDER=1 TILING_PROBE_ONLY=ladder,copy_vectors "${probe}" float 512 16 \
+    >"${out}/ladder.txt" 2>&1 || rc=$?
+  grep -E "copy" "${out}/ladder.txt" | head -20
+  local metrics=dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum
+  metrics+=,dram__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics+=,lts__throughput.avg.pct_of_peak_sustained_elapsed
+  metrics+=,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum
+  metrics+=,launch__registers_per_thread
+  TILING_PROBE_ONCE=1 TILING_PROBE_LADDER=1 TILING_PROBE_COLUMNS=1 \
+    TILING_PROBE_ONLY="copy_vectors,ladder centre,ladder all,column P4 U1 64x4" \
+    ncu --kernel-name regex:'heat3d_3d|copy_vectors|load_ladder|column_march' --metrics "${metrics}" \
+    "${probe}" float 512 16 >"${out}/limits-ncu.txt" 2>&1 || rc=$?
+  grep -E "Context 1|dram__throughput|lts__throughput|lts__t_bytes" "${out}/limits-ncu.txt" |
+    sed -E 's/ +/ /g' | cut -c1-120 | head -60
+  record limits "$([[ ${rc} -eq 0 ]] && echo ok || echo FAIL)" "ladder.txt, limits-ncu.txt"
 }
 
 main() {
@@ -96,8 +122,8 @@ main() {
   local stage
   for stage in ${stages//,/ }; do
     case "${stage}" in
-      build | check | measure | profile | tiling) "stage_${stage}" || true ;;
-      *) echo "kernel-bounds.sh: unknown stage '${stage}' (build, check, measure, profile, tiling)" >&2; return 2 ;;
+      build | check | measure | profile | tiling | limits) "stage_${stage}" || true ;;
+      *) echo "kernel-bounds.sh: unknown stage '${stage}' (build, check, measure, profile, tiling, limits)" >&2; return 2 ;;
     esac
   done
   printf '%s\n' "----" "${table[@]}"
