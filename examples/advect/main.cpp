@@ -12,11 +12,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
 #include <funnel/binding/binding.hpp>
 #include <funnel/decomposition/cartesian_decomposition.hpp>
+#include <funnel/decomposition/field_layout.hpp>
 #include <funnel/error.hpp>
 #include <funnel/halo/halo_exchange.hpp>
 #include <funnel/halo/halo_options.hpp>
@@ -46,7 +48,8 @@ struct settings {
   double diffusion = 0.01;
   int steps = 20;
   std::string backend = "auto";
-  double tolerance = 0.0;  // unless given: the rounding bound for the run's size
+  std::size_t row_align_bytes = 0;  // --row-align: 0 (none) or 16
+  double tolerance = 0.0;           // unless given: the rounding bound for the run's size
   std::optional<double> expect_norm;
   bool verbose = false;
 };
@@ -93,6 +96,11 @@ std::optional<settings> parse(int argc, char** argv) {
   app.add_option("--backend", s.backend, "auto, cuda or host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
+  std::string row_align = "none";
+  app.add_option("--row-align", row_align,
+                 "pad rows so each row's interior starts on 16 bytes (16), or not (none)")
+      ->check(CLI::IsMember({"none", "16"}))
+      ->capture_default_str();
   app.add_option("--tolerance", s.tolerance,
                  "largest relative mass drift (and norm difference) accepted (default: the "
                  "rounding bound max(1e-12, 10 eps sqrt(cells x steps)))");
@@ -109,6 +117,7 @@ std::optional<settings> parse(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw usage_error(std::string(e.what()) + " (see --help)");
   }
+  s.row_align_bytes = row_align == "16" ? 16 : 0;
   // Checked here rather than by CLI11's range validators, whose messages print DBL_MAX.
   if (!std::all_of(s.cells.begin(), s.cells.end(), [](std::int64_t n) { return n >= 1; })) {
     throw usage_error("--cells: every count must be at least 1");
@@ -155,12 +164,15 @@ std::array<double, 2> moments(const funnel::field_layout& layout, const std::vec
 // [porting:decompose]
 constexpr int halo_width = 2;  // the fourth-order Laplacian reaches two cells out
 
-/// funnel's split of the periodic grid. A grid it cannot split (too few cells for the ranks and
-/// the halo) is refused alike on every rank, so that is bad input and nobody hangs.
-funnel::cartesian_decomposition decompose(const funnel::index3& cells) {
+/// funnel's split of the periodic grid, each row's interior starting on a multiple of
+/// `row_align` cells (1: rows not padded). A grid it cannot split (too few cells for the ranks
+/// and the halo) is refused alike on every rank, so that is bad input and nobody hangs.
+funnel::cartesian_decomposition decompose(const funnel::index3& cells, int row_align) {
   try {
-    return funnel::cartesian_decomposition{
+    funnel::cartesian_decomposition d{
         MPI_COMM_WORLD, cells, halo_width, {0, 0, 0}, {true, true, true}};
+    d.set_row_align(row_align);
+    return d;
   } catch (const funnel::invalid_argument& e) {
     throw usage_error(e.what());
   }
@@ -183,7 +195,8 @@ int run(const settings& s, int rank) {
 
   // [porting:run-decompose]
   const funnel::index3 cells{s.cells[0], s.cells[1], s.cells[2]};
-  const funnel::cartesian_decomposition decomposition = decompose(cells);
+  const int row_align = funnel::row_align_for(sizeof(double), s.row_align_bytes);
+  const funnel::cartesian_decomposition decomposition = decompose(cells, row_align);
   const funnel::field_layout layout = decomposition.layout();  // interior + 2 ghosts per side
   const funnel::box mine = decomposition.local_box();          // this rank's cells, global
   // [porting:end]
@@ -234,14 +247,15 @@ int run(const settings& s, int rank) {
     rate += std::abs(s.velocity[a]) / h[a] + 8.0 / 3.0 * s.diffusion / (h[a] * h[a]);
   }
   const double dt = rate > 0.0 ? 0.9 / rate : 0.0;
-  std::int64_t stride = 1;
+  // Neighbours along each axis, in elements of the array: the layout's pitches (rows may be
+  // padded: field_layout::row_pitch()).
+  const std::int64_t strides[3] = {1, layout.row_pitch(), layout.plane_pitch()};
   for (int a = 0; a < 3; ++a) {
     if (layout.halo_along(a) > 0) {
       k.courant[a] = s.velocity[a] * dt / h[a];
       k.diffusion[a] = s.diffusion * dt / (h[a] * h[a]);
-      k.stride[a] = stride;
+      k.stride[a] = strides[a];
     }
-    stride *= layout.allocated(a);
   }
 
   // [porting:halo]
