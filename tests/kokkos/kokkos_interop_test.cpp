@@ -82,20 +82,30 @@ TEST(KokkosExecutionSpace, CudaStreamNeedsKokkosCuda) {
 }
 
 TEST(KokkosViews, FieldViewFollowsFunnelLayout) {
-  funnel::field_layout layout;
-  layout.interior = {5, 4, 3};
-  layout.halo = 2;
-  std::vector<float> field(static_cast<std::size_t>(layout.allocated_cells()));
-  const auto view = fkk::field_view<Kokkos::HostSpace>(field.data(), layout);
-  ASSERT_EQ(view.extent(0), static_cast<std::size_t>(layout.allocated(0)));
-  ASSERT_EQ(view.extent(1), static_cast<std::size_t>(layout.allocated(1)));
-  ASSERT_EQ(view.extent(2), static_cast<std::size_t>(layout.allocated(2)));
-  for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
-    for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
-      for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
-        ASSERT_EQ(&view(i, j, k), field.data() + layout.index(i, j, k))
-            << i << "," << j << "," << k;
+  // Unpadded rows and rows padded to 2, 4 and 8 cells, halos 1 and 2: the view has the
+  // allocated extents (never the padding), and every cell of it is the layout's.
+  for (const int row_align : {1, 2, 4, 8}) {
+    for (const int halo : {1, 2}) {
+      funnel::field_layout layout;
+      layout.interior = {5, 4, 3};
+      layout.halo = halo;
+      layout.row_align = row_align;
+      std::vector<float> field(static_cast<std::size_t>(layout.allocated_cells()));
+      const auto view = fkk::field_view<Kokkos::HostSpace>(field.data(), layout);
+      ASSERT_EQ(view.extent(0), static_cast<std::size_t>(layout.allocated(0)));
+      ASSERT_EQ(view.extent(1), static_cast<std::size_t>(layout.allocated(1)));
+      ASSERT_EQ(view.extent(2), static_cast<std::size_t>(layout.allocated(2)));
+      for (std::int64_t k = 0; k < layout.allocated(2); ++k) {
+        for (std::int64_t j = 0; j < layout.allocated(1); ++j) {
+          for (std::int64_t i = 0; i < layout.allocated(0); ++i) {
+            ASSERT_EQ(&view(i, j, k), field.data() + layout.index(i, j, k))
+                << i << "," << j << "," << k << " row_align " << row_align << " halo " << halo;
+          }
+        }
       }
+      // Contiguous (one block deep_copy may move) exactly when no padding lies between rows.
+      EXPECT_EQ(view.span_is_contiguous(), !layout.padded())
+          << "row_align " << row_align << " halo " << halo;
     }
   }
 }

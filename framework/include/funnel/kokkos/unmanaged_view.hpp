@@ -36,12 +36,12 @@ using unmanaged_view = Kokkos::View<T*, MemorySpace, Kokkos::MemoryTraits<Kokkos
 
 /**
  * @brief A 3D unmanaged view of a field in funnel's layout: `view(i, j, k)` is allocated cell
- * (i, j, k), x fastest (LayoutLeft), extents = the layout's row_pitch() along x (its allocated
- * extent when rows are not padded) and its allocated extents along y and z.
+ * (i, j, k), x fastest, extents = the layout's allocated extents. Strided (LayoutStride: 1,
+ * row_pitch(), plane_pitch()), so the same type views padded and unpadded rows alike.
  */
 template <class T, class MemorySpace>
 using unmanaged_field_view =
-    Kokkos::View<T***, Kokkos::LayoutLeft, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+    Kokkos::View<T***, Kokkos::LayoutStride, MemorySpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
 
 /**
  * @brief Views `count` elements at `data` in `MemorySpace`.
@@ -56,19 +56,22 @@ template <class MemorySpace, class T>
 /**
  * @brief Views a rank's field array (`layout.allocated_cells()` elements at `data`) in 3D.
  *
- * On padded rows (layout.row_align > 1) the view starts at the first row's cell 0 (`data` +
- * layout.lead()) and its x extent is layout.row_pitch(): cells x >= layout.allocated(0) are
- * padding or the next row's lead, never a field value, and the view's span ends lead()
- * elements past the array. Index only x < layout.allocated(0) (never deep_copy the whole view
- * of padded rows).
+ * The view holds the allocated cells only: on padded rows (layout.row_align > 1) it starts at
+ * the first row's cell 0 (`data` + layout.lead()) and steps layout.row_pitch() elements from
+ * one row to the next, so every index within its extents is a cell of the array and never
+ * padding (Kokkos' span() of a strided view, extent times stride, still counts lead() elements
+ * past the array's end; the view is then not contiguous, and deep_copy goes cell by cell).
  * @param data the array's first element
  * @param layout the field's layout
  */
 template <class MemorySpace, class T>
 [[nodiscard]] unmanaged_field_view<T, MemorySpace> field_view(T* data, const field_layout& layout) {
-  return unmanaged_field_view<T, MemorySpace>(
-      data + layout.lead(), static_cast<std::size_t>(layout.row_pitch()),
-      static_cast<std::size_t>(layout.allocated(1)), static_cast<std::size_t>(layout.allocated(2)));
+  const Kokkos::LayoutStride strides(static_cast<std::size_t>(layout.allocated(0)), 1,
+                                     static_cast<std::size_t>(layout.allocated(1)),
+                                     static_cast<std::size_t>(layout.row_pitch()),
+                                     static_cast<std::size_t>(layout.allocated(2)),
+                                     static_cast<std::size_t>(layout.plane_pitch()));
+  return unmanaged_field_view<T, MemorySpace>(data + layout.lead(), strides);
 }
 
 /**
