@@ -371,10 +371,11 @@ template <class T>
 void launch_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c, const pushed_exchange* given) {
   const region_geometry g = make_geometry(layout, region);
-  // The kernels count x in memory columns (make_geometry): so must the pushed faces.
+  // The kernels count x in memory columns (make_geometry): so must the pushed faces, which
+  // are copied and shifted only where rows have a lead.
   pushed_exchange shifted;
-  const pushed_exchange* push = nullptr;
-  if (given != nullptr) {
+  const pushed_exchange* push = given;
+  if (given != nullptr && layout.lead() != 0) {
     shifted = *given;
     for (int f = 0; f < shifted.count; ++f) {
       shifted.faces[f].lo[0] += layout.lead();
