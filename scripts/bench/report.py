@@ -56,14 +56,15 @@ LIMITS = {
         "reaches 8.7. A device-side handshake (flags in IPC memory instead of per-step MPI "
         "messages) or one CUDA graph per step would close it.",
     ("stencil", "vs copy"):
-        "Every load of a thread (2 or 4 x-cells x 2 or 4 z-planes) is issued before any "
-        "arithmetic; Nsight Compute (512^3 float, H100) shows DRAM at 76-79% with DRAM bytes equal "
-        "to the useful bytes: the kernel keeps too few bytes in flight, not too many. Rows padded "
-        "so that each row's interior starts on 16 bytes (field_layout::row_align, "
-        "`--row-align 16`) give float4 columns: H100 0.85 / 0.88 / 0.90 for float 256^3 / 512^3 / "
-        "1024^3 against 0.82 / 0.85 / 0.86 on rows of n + 2 cells. Tilings that load each plane "
-        "once (a shared-memory z-march, a register column march: tests/kernels/"
-        "heat3d_tiling_probe) did not beat it, so re-read planes are not the limit.",
+        "Nsight Compute (512^3 float, rows padded so each row's interior starts on 16 bytes, "
+        "H100): the kernel keeps L2 at 94% of its peak throughput and DRAM at 79%, a copy L2 at "
+        "82% and DRAM at 90%. It reads the copy's DRAM bytes (4% more) but moves 1.6 times its L2 "
+        "traffic: the rows either side and the planes around each z-chunk are re-read from L2. "
+        "Variants that cut the L2 traffic (register column marches, a cp.async z-march: "
+        "tests/kernels/heat3d_tiling_probe) need more registers or a barrier a plane, lose "
+        "occupancy and keep DRAM at 68-81%; the best reach 0.89-0.91 of the copy. Even a plain "
+        "copy in the kernel's thread shape (16 bytes of two planes a thread) runs DRAM at 74%. "
+        "`scripts/gpu/kernel-bounds.sh limits` measures it again.",
     ("stencil", "ranks split"):
         "Between ranks on one GPU under MPS each step is, per rank, one exchange kernel that "
         "copies the faces, signals the neighbours and waits for them, then the update; blocks "
