@@ -297,11 +297,12 @@ int run(const settings& s, int rank) {
   const auto& dims = decomposition.dims();
   char summary[512];
   std::snprintf(summary, sizeof summary,
-                "%d rank%s (%dx%dx%d), %lldx%lldx%lld cells, halo %d, %d steps in %.4f s on %s: "
+                "%d rank%s (%dx%dx%d), %lldx%lldx%lld cells, halo %d%s, %d steps in %.4f s on %s: "
                 "mass %.12e, relative drift %.1e (tolerance %.1e), L2 norm %.15e",
                 decomposition.size(), decomposition.size() == 1 ? "" : "s", dims[0], dims[1],
                 dims[2], static_cast<long long>(cells[0]), static_cast<long long>(cells[1]),
-                static_cast<long long>(cells[2]), halo_width, s.steps, loop_seconds,
+                static_cast<long long>(cells[2]), halo_width,
+                layout.padded() ? ", rows padded (interior on 16 B)" : "", s.steps, loop_seconds,
                 funnel::to_string(backend).c_str(), end[0], drift, s.tolerance, norm);
   if (rank == 0) std::printf("funnel-advect: %s\n", summary);
   if (!(drift <= s.tolerance)) {
