@@ -33,7 +33,7 @@
 // prefetch queue in flight per thread (62-128 registers) and waits at a barrier every plane.
 // The column march float 0.842 / 0.843 / 0.803 and double 0.878 / 0.878 / 0.851 on n + 2 rows;
 // with float4 columns on padded rows, one plane a group, 4 planes a block, 0.872 / 0.903 /
-// 0.879. The asynchronous march 0.64-0.89, the shuffled tile at best funnel's kernel. Nsight
+// 0.879. The asynchronous march 0.48-0.89, the shuffled tile at best funnel's kernel. Nsight
 // Compute (512^3 float, padded rows): funnel's kernel keeps L2 at 94% of its throughput and
 // DRAM at 79%, the copy L2 at 82% and DRAM at 90%; cutting L2 traffic costs registers and
 // occupancy, so DRAM stays at 77-81% in every variant. Every variant is bitwise funnel's field.
