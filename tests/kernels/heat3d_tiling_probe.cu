@@ -738,7 +738,7 @@ int run(std::int64_t n, bool padded) {
   }
   if constexpr (sizeof(T) == 4) {  // float4 columns: rows whose interior starts on 16 bytes
     for (const int planes : {4, 8, 16, 32}) {
-      if (!padded) break;
+      if (!padded || !columns) break;
       variant("column P4 U2 64x4", column_march<T, 4, 2, 64, 4>, 64, 4, 4, planes);
       variant("column P4 U4 64x4", column_march<T, 4, 4, 64, 4>, 64, 4, 4, planes);
       variant("column P4 U2 32x8", column_march<T, 4, 2, 32, 8>, 32, 8, 4, planes);
