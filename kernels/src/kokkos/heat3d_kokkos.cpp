@@ -45,23 +45,6 @@ struct heat_functor {
   }
 };
 
-/// Two adjacent values of a row moved as one unit: nvcc makes one 8-byte (float) or 16-byte
-/// (double) vector access of it, the CUDA kernel's float2 / double2; host compilers plain moves.
-template <class T>
-struct alignas(2 * sizeof(T)) value_pair {
-  T v[2];
-};
-
-/// True when every pair of cells starting at an even memory column (x + layout.lead()) is
-/// aligned for a value_pair in both arrays: an even row stride (then the plane stride is even
-/// too) and aligned arrays.
-template <class T>
-bool pairs_aligned(const field_layout& layout, const T* in, const T* out) {
-  constexpr std::uintptr_t align = alignof(value_pair<T>);
-  return layout.row_pitch() % 2 == 0 && reinterpret_cast<std::uintptr_t>(in) % align == 0 &&
-         reinterpret_cast<std::uintptr_t>(out) % align == 0;
-}
-
 /// Updates P adjacent x-cells (the first at i0) in K consecutive z-planes (the first at k0) of
 /// row j; cells outside [x_lo, x_hi) are not written. It issues every load before any arithmetic
 /// (the K + 2 centre rows, the K rows on either side in y, one value on either side in x per
@@ -85,18 +68,6 @@ struct heat_blocks {
   Index x_last;  // first cell of the load holding x_hi: x_hi rounded down to a multiple of W
   Index z_hi;
   T c;
-
-  KOKKOS_INLINE_FUNCTION void load_row(const T* row, const Index (&at)[U], T (&v)[P]) const {
-    for (int u = 0; u < U; ++u) {
-      if constexpr (Pairs) {
-        const value_pair<T> pair = *reinterpret_cast<const value_pair<T>*>(row + at[u]);
-        v[2 * u] = pair.v[0];
-        v[2 * u + 1] = pair.v[1];
-      } else {
-        v[u] = row[at[u]];
-      }
-    }
-  }
 
   KOKKOS_INLINE_FUNCTION bool inside(const Index i) const { return i >= x_lo && i < x_hi; }
 
@@ -123,11 +94,11 @@ struct heat_blocks {
     T yp[K][P];
     T xm[K];
     T xp[K];
-    for (int q = 0; q < K + 2; ++q) load_row(in + base + (q - 1) * sz, at, column[q]);
+    for (int q = 0; q < K + 2; ++q) load_units<Pairs>(in + base + (q - 1) * sz, at, column[q]);
     for (int q = 0; q < K; ++q) {
       const T* row = in + base + q * sz;
-      load_row(row - sy, at, ym[q]);
-      load_row(row + sy, at, yp[q]);
+      load_units<Pairs>(row - sy, at, ym[q]);
+      load_units<Pairs>(row + sy, at, yp[q]);
       xm[q] = row[west];
       xp[q] = row[east];
     }
@@ -245,16 +216,6 @@ struct heat_team_rows_functor {
   }
 };
 
-template <class Space>
-Kokkos::TeamPolicy<Space> rows_policy(const Space& space, int league) {
-#if defined(KOKKOS_ENABLE_CUDA)
-  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
-    return Kokkos::TeamPolicy<Space>(space, league, team_rows, 32);
-  }
-#endif
-  return Kokkos::TeamPolicy<Space>(space, league, 1);
-}
-
 template <bool Pairs, class Index, class Space, class T>
 void run_team_rows(const Space& space, const field_layout& layout, const T* in, T* out,
                    const box& region, T c) {
@@ -273,8 +234,8 @@ void run_team_rows(const Space& space, const field_layout& layout, const T* in, 
                              static_cast<Index>(region.hi[1]),
                              static_cast<Index>(region.lo[2]),
                              static_cast<int>(row_groups)};
-  Kokkos::parallel_for("funnel::kernels::heat3d", rows_policy(space, static_cast<int>(league)),
-                       functor);
+  Kokkos::parallel_for("funnel::kernels::heat3d",
+                       team_policy(space, static_cast<int>(league), team_rows, 32), functor);
 }
 
 template <int Dims, class Index, class Space, class T>

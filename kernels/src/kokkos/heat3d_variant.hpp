@@ -43,7 +43,10 @@ inline constexpr bool kokkos_on_cuda = false;
 /// CUDA kernel, H100 / H200: float cell 0.603 / 0.492, x2z2 0.853 / 0.728, x4z2 0.940 / 0.853,
 /// team_rows 0.861 / 0.902; double cell 0.949 / 0.808, x2z2 0.954 / 0.867, x4z2 0.830 / 0.694,
 /// team_rows 0.959 / 0.975. So float takes x4z2 and double on CUDA team_rows; double elsewhere
-/// x2z2, the simpler (a team per 8 rows is no gain on host threads).
+/// x2z2, the simpler (a team per 8 rows is no gain on host threads). Measured again on the H100
+/// (2026-11-27), rows of n + 2 cells: float x4z2 0.950, double team_rows 0.970 (x2z2 0.964); on
+/// rows padded to 16 bytes: float x4z2 0.963, double team_rows 0.911 but x2z2 0.982. Before
+/// double takes x2z2 on padded rows, the H200 (where team_rows led by 0.11) should be measured.
 template <class T>
 inline constexpr heat3d_variant heat3d_default_variant = sizeof(T) <= 4
                                                              ? heat3d_variant::x4z2

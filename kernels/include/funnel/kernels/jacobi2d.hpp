@@ -45,8 +45,9 @@ namespace funnel::kernels {
  *
  * The update of a cell is bitwise that of the reference code (and the same for every
  * implementation and region split). The norm contribution is summed in float per block and
- * added with one atomicAdd per block on CUDA, so its last bits depend on the order blocks
- * finish; the host sums rows in a fixed order (in double) and adds once.
+ * added with one atomicAdd per block on CUDA (the kokkos implementation: per team of 256 work
+ * items, with one atomic_add each), so its last bits depend on the order blocks finish; the
+ * host sums rows in a fixed order (in double) and adds once.
  *
  * @param stream stream to run on; a CUDA stream for `cuda`, the host stream for `host`
  * @param impl implementation to use
