@@ -103,24 +103,29 @@ check_example() {
   [[ ${status} -eq 2 ]] || { echo "test.sh: $2 --cells 0,8,8 gave status ${status}, not 2"; exit 1; }
 }
 
+# check_padded NAME PROGRAM: 3 ranks on rows padded to 16 bytes (the kernel's strides, or the
+# views', over the padding) give one unpadded rank's norm, and say that their rows are padded.
+# An odd x extent makes rows of an odd count of doubles, which --row-align 16 pads. --row-align 8
+# is bad input (status 2).
+check_padded() {
+  local exe=${build}/$1/$2 norm padded status=0
+  norm=$(run_example "${exe}" 1 --cells 33,20,12 | sed -n 's/.*L2 norm \([^ ]*\)$/\1/p')
+  padded=$(run_example "${exe}" 3 --cells 33,20,12 --row-align 16 --expect-norm "${norm}")
+  echo "${padded}"
+  grep -q "rows padded" <<<"${padded}" || { echo "test.sh: $2 --row-align 16 did not pad"; exit 1; }
+  "${exe}" --row-align 8 >/dev/null 2>&1 || status=$?
+  [[ ${status} -eq 2 ]] || { echo "test.sh: $2 --row-align 8 gave status ${status}, not 2"; exit 1; }
+}
+
 step "downstream example: examples/advect under mpirun + the installed funnel-run"
 check_example advect funnel-advect
 run_example "${build}/advect/funnel-advect" 3 --cells 40,24,1 # a prime split, one cell thick
-# Rows padded to 16 bytes (the kernel's and the strides' pitches) give the unpadded run's norm.
-# An odd x extent makes rows of an odd count of doubles, which --row-align 16 pads.
-padded_norm=$(run_example "${build}/advect/funnel-advect" 1 --cells 33,20,12 |
-  sed -n 's/.*L2 norm \([^ ]*\)$/\1/p')
-padded=$(run_example "${build}/advect/funnel-advect" 3 --cells 33,20,12 --row-align 16 \
-  --expect-norm "${padded_norm}")
-echo "${padded}"
-grep -q "rows padded" <<<"${padded}" || { echo "test.sh: funnel-advect --row-align 16 did not pad"; exit 1; }
-status=0
-"${build}/advect/funnel-advect" --row-align 8 >/dev/null 2>&1 || status=$?
-[[ ${status} -eq 2 ]] || { echo "test.sh: funnel-advect --row-align 8 gave status ${status}, not 2"; exit 1; }
+check_padded advect funnel-advect
 
 step "downstream example: examples/kokkos under mpirun + the installed funnel-run"
 if grep -q '^#define FUNNEL_HAS_KOKKOS 1' "${build}/install/include/funnel/config.hpp"; then
   check_example kokkos funnel-kokkos-heat
+  check_padded kokkos funnel-kokkos-heat
 else
   echo "skipped: the installed funnel was built without Kokkos (FUNNEL_HAS_KOKKOS 0)"
 fi

@@ -19,6 +19,7 @@
 #include <exception>
 #include <funnel/binding/binding.hpp>
 #include <funnel/decomposition/cartesian_decomposition.hpp>
+#include <funnel/decomposition/field_layout.hpp>
 #include <funnel/error.hpp>
 #include <funnel/halo/halo_exchange.hpp>
 #include <funnel/halo/halo_options.hpp>
@@ -53,6 +54,7 @@ struct settings {
   std::string backend = "auto";
   double tolerance = 0.0;  // unless given: the rounding bound for the run's size
   std::optional<double> expect_norm;
+  std::size_t row_align_bytes = 0;  // --row-align: 0 (none) or 16
   bool verbose = false;
 };
 
@@ -95,6 +97,11 @@ std::optional<settings> parse(int argc, char** argv) {
   app.add_option("--backend", s.backend, "auto, cuda or host")
       ->check(CLI::IsMember({"auto", "cuda", "host"}))
       ->capture_default_str();
+  std::string row_align = "none";
+  app.add_option("--row-align", row_align,
+                 "pad rows so each row's interior starts on 16 bytes (16), or not (none)")
+      ->check(CLI::IsMember({"none", "16"}))
+      ->capture_default_str();
   app.add_option("--tolerance", s.tolerance,
                  "largest relative mass drift (and norm difference) accepted (default: the "
                  "rounding bound max(1e-12, 10 eps sqrt(cells x steps)))");
@@ -111,6 +118,7 @@ std::optional<settings> parse(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     throw usage_error(std::string(e.what()) + " (see --help)");
   }
+  s.row_align_bytes = row_align == "16" ? 16 : 0;
   // Checked here rather than by CLI11's range validators, whose messages print DBL_MAX.
   if (!std::all_of(s.cells.begin(), s.cells.end(), [](std::int64_t n) { return n >= 1; })) {
     throw usage_error("--cells: every count must be at least 1");
@@ -150,12 +158,16 @@ std::array<double, 2> moments(const funnel::field_layout& layout, const std::vec
 
 constexpr int halo_width = 1;  // the box stencil reaches one cell out (diagonals included)
 
-/// funnel's split of the periodic grid. A grid it cannot split (too few cells for the ranks and
-/// the halo) is refused alike on every rank, so that is bad input and nobody hangs.
-funnel::cartesian_decomposition decompose(const funnel::index3& cells) {
+/// funnel's split of the periodic grid, each row's interior starting on a multiple of
+/// `row_align` cells (1: rows not padded; the views stride over the padding). A grid it cannot
+/// split (too few cells for the ranks and the halo) is refused alike on every rank, so that is
+/// bad input and nobody hangs.
+funnel::cartesian_decomposition decompose(const funnel::index3& cells, int row_align) {
   try {
-    return funnel::cartesian_decomposition{
+    funnel::cartesian_decomposition d{
         MPI_COMM_WORLD, cells, halo_width, {0, 0, 0}, {true, true, true}};
+    d.set_row_align(row_align);
+    return d;
   } catch (const funnel::invalid_argument& e) {
     throw usage_error(e.what());
   }
@@ -177,7 +189,8 @@ int run(const settings& s, int rank) {
   if (s.verbose) bound.print_plan(std::cout);
 
   const funnel::index3 cells{s.cells[0], s.cells[1], s.cells[2]};
-  const funnel::cartesian_decomposition decomposition = decompose(cells);
+  const int row_align = funnel::row_align_for(sizeof(double), s.row_align_bytes);
+  const funnel::cartesian_decomposition decomposition = decompose(cells, row_align);
   const funnel::field_layout layout = decomposition.layout();  // interior + 1 ghost per side
   const funnel::box mine = decomposition.local_box();          // this rank's cells, global
 
@@ -270,11 +283,12 @@ int run(const settings& s, int rank) {
       funnel::kokkos::scope_guard::execution_space(backend == funnel::backend_kind::cuda);
   char summary[512];
   std::snprintf(summary, sizeof summary,
-                "%d rank%s (%dx%dx%d), %lldx%lldx%lld cells, halo %d, %d steps in %.4f s on %s "
-                "(%s): mass %.12e, relative drift %.1e (tolerance %.1e), L2 norm %.15e",
+                "%d rank%s (%dx%dx%d), %lldx%lldx%lld cells, halo %d%s, %d steps in %.4f s on "
+                "%s (%s): mass %.12e, relative drift %.1e (tolerance %.1e), L2 norm %.15e",
                 decomposition.size(), decomposition.size() == 1 ? "" : "s", dims[0], dims[1],
                 dims[2], static_cast<long long>(cells[0]), static_cast<long long>(cells[1]),
-                static_cast<long long>(cells[2]), halo_width, s.steps, loop_seconds,
+                static_cast<long long>(cells[2]), halo_width,
+                layout.padded() ? ", rows padded (interior on 16 B)" : "", s.steps, loop_seconds,
                 funnel::to_string(backend).c_str(), space.c_str(), end[0], drift, s.tolerance,
                 norm);
   if (rank == 0) std::printf("funnel-kokkos-heat: %s\n", summary);

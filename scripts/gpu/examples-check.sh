@@ -4,7 +4,7 @@
 # when the install has Kokkos) against the installed tree, and runs them on the cuda backend
 # through the installed funnel-run with MPS:
 #   answers  1, 4, 7 and 8 ranks on one GPU: each run's mass check passes and its L2 norm is one
-#            rank's (--expect-norm, and the printed digits compared); advect also on 4 ranks
+#            rank's (--expect-norm, and the printed digits compared); each also on 4 ranks
 #            with rows padded to 16 bytes (--row-align 16, on 33 x 20 x 12 cells: odd rows)
 #   time     --cells 256,256,256 --steps 200 on 1 and 8 ranks: the step loop's time, and the
 #            8-rank job's as a fraction of one rank's (t1 / t8; 1.0 = no cost of splitting)
@@ -112,7 +112,7 @@ example() {
 
 example advect funnel-advect "--cells 33,20,12" "--row-align 16"
 if grep -q '^#define FUNNEL_HAS_KOKKOS 1' "${prefix}/include/funnel/config.hpp"; then
-  example kokkos funnel-kokkos-heat
+  example kokkos funnel-kokkos-heat "--cells 33,20,12" "--row-align 16"
 else
   record "kokkos" skipped "this build has no Kokkos (FUNNEL_HAS_KOKKOS 0)"
 fi
