@@ -76,7 +76,7 @@ check_kokkos() {
     return
   fi
   run_check kokkos kokkos.log ctest --test-dir "${kbuild}" --output-on-failure \
-    -R 'stencil_gpu_kokkos|stencil_kokkos|kernels_kokkos|kokkos_gpu' --timeout 300
+    -R 'kokkos' --timeout 300
 }
 
 main() {

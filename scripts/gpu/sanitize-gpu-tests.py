@@ -121,6 +121,7 @@ def main():
     parser.add_argument("--log", default=os.environ.get("OUT", "."))
     parser.add_argument("--only", default="", help="run only the tests whose name matches")
     args = parser.parse_args()
+    os.makedirs(args.log, exist_ok=True)
     rows, bad = [], 0
     runs = []
     for name, command, env in gpu_tests(args.build):
