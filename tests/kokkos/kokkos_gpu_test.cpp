@@ -230,7 +230,7 @@ void report_bandwidth(std::int64_t n, int row_align = 1) {
         "%.3f%s\n",
         static_cast<long long>(n), type, rows.c_str(), fkk::to_string(variant),
         bytes / variant_cuda_s / 1e9, bytes / variant_s / 1e9, variant_cuda_s / variant_s,
-        variant == fkk::heat3d_default_variant<T> ? " (default)" : "");
+        variant == fkk::heat3d_default_variant<T>(layout) ? " (default)" : "");
     EXPECT_GT(variant_s, 0.0);
   }
 }

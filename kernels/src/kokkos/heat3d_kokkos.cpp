@@ -1,7 +1,7 @@
 // Kokkos implementation of heat3d_step, on the execution-space instance of the caller's stream,
 // over the caller's arrays. 3D fields: the work split of a heat3d_variant (heat3d_variant.hpp;
-// heat3d_default_variant<T> unless the tests or the bandwidth report ask for another). 2D and 1D
-// fields: one cell per work item over an MDRangePolicy (x fastest).
+// heat3d_default_variant<T>(layout) unless the tests or the bandwidth report ask for another).
+// 2D and 1D fields: one cell per work item over an MDRangePolicy (x fastest).
 // Per-cell arithmetic: detail::heat_update_{1,2,3}d, as in the CUDA and host kernels, so every
 // variant gives the same bits.
 #include <Kokkos_Core.hpp>
@@ -317,7 +317,7 @@ void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T*
 template <class T>
 void heat3d_step(stream_view stream, const field_layout& layout, const T* in, T* out,
                  const box& region, T c) {
-  heat3d_step(stream, layout, in, out, region, c, heat3d_default_variant<T>);
+  heat3d_step(stream, layout, in, out, region, c, heat3d_default_variant<T>(layout));
 }
 
 template void heat3d_step<float>(stream_view, const field_layout&, const float*, float*, const box&,

@@ -2,7 +2,8 @@
 // candidates can be measured side by side against the CUDA kernel in one process (the bandwidth
 // report of tests/kokkos/kokkos_gpu_test.cpp) and checked bitwise on every backend
 // (tests/kernels/kernels_kokkos_test.cpp). funnel::kernels::heat3d_step with the kokkos
-// implementation runs `heat3d_default_variant<T>`; the others exist to re-measure that choice.
+// implementation runs `heat3d_default_variant<T>(layout)`; the others exist to re-measure that
+// choice.
 #pragma once
 
 #include <Kokkos_Macros.hpp>
@@ -38,21 +39,23 @@ inline constexpr bool kokkos_on_cuda = true;
 inline constexpr bool kokkos_on_cuda = false;
 #endif
 
-/// What funnel::kernels::heat3d_step runs for the kokkos implementation, per element type. At
-/// 512^3 (Kokkos 4.6.99 CUDA, tests/kokkos/kokkos_gpu_test.cpp's report, 2026-11-25) against the
-/// CUDA kernel, H100 / H200: float cell 0.603 / 0.492, x2z2 0.853 / 0.728, x4z2 0.940 / 0.853,
-/// team_rows 0.861 / 0.902; double cell 0.949 / 0.808, x2z2 0.954 / 0.867, x4z2 0.830 / 0.694,
-/// team_rows 0.959 / 0.975. So float takes x4z2 and double on CUDA team_rows; double elsewhere
-/// x2z2, the simpler (a team per 8 rows is no gain on host threads). Measured again on the H100
-/// (2026-11-27), rows of n + 2 cells: float x4z2 0.950, double team_rows 0.970 (x2z2 0.964); on
-/// rows padded to 16 bytes: float x4z2 0.963, double team_rows 0.911 but x2z2 0.982. Before
-/// double takes x2z2 on padded rows, the H200 (where team_rows led by 0.11) should be measured.
+/// What funnel::kernels::heat3d_step runs for the kokkos implementation, per element type and
+/// row layout. At 512^3 (Kokkos 4.6.99 CUDA, tests/kokkos/kokkos_gpu_test.cpp's report,
+/// 2026-11-25) against the CUDA kernel, H100 / H200, rows of n + 2 cells: float cell 0.603 /
+/// 0.492, x2z2 0.853 / 0.728, x4z2 0.940 / 0.853, team_rows 0.861 / 0.902; double cell 0.949 /
+/// 0.808, x2z2 0.954 / 0.867, x4z2 0.830 / 0.694, team_rows 0.959 / 0.975. So float takes x4z2
+/// and double on CUDA team_rows; double elsewhere x2z2, the simpler (a team per 8 rows is no
+/// gain on host threads). On rows padded to 16 bytes (H100, 2026-11-27): float x4z2 0.963,
+/// double team_rows 0.911 but x2z2 0.982, so double on CUDA takes x2z2 there (not measured on
+/// an H200).
 template <class T>
-inline constexpr heat3d_variant heat3d_default_variant = sizeof(T) <= 4
-                                                             ? heat3d_variant::x4z2
-                                                             : (kokkos_on_cuda
-                                                                    ? heat3d_variant::team_rows
-                                                                    : heat3d_variant::x2z2);
+constexpr heat3d_variant heat3d_default_variant(const field_layout& layout) noexcept {
+  if constexpr (sizeof(T) <= 4) {
+    return heat3d_variant::x4z2;
+  } else {
+    return kokkos_on_cuda && !layout.padded() ? heat3d_variant::team_rows : heat3d_variant::x2z2;
+  }
+}
 
 /// Every variant, in declaration order (for tests and the bandwidth report).
 inline constexpr heat3d_variant heat3d_variants[] = {
