@@ -1,9 +1,18 @@
 // CUDA backend pool: a cudaMemPool_t of one device (stream-ordered cudaMallocFromPoolAsync /
 // cudaFreeAsync), optionally exportable through POSIX file descriptors, and the pools imported
 // from other processes.
+//
+// Large allocations of an exportable pool are made outside the stream-ordered pool, as
+// dedicated cudaMalloc blocks shared through legacy CUDA IPC (cudaIpcGetMemHandle): importing a
+// pool pointer of more than about 5 GiB (cudaMemPoolImportPointer) overwrites the importer's
+// stack on driver 580 and the process dies with SIGSEGV, while legacy IPC of the same sizes, up
+// to 16 GiB and across GPUs a process cannot see, maps and runs (tests/ipc/ipc_import_probe.cu,
+// docs/halo.md, "Large fields").
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "funnel/config.hpp"
@@ -19,7 +28,31 @@ namespace funnel::detail {
 #if FUNNEL_HAS_CUDA
 namespace {
 
-static_assert(sizeof(cudaMemPoolPtrExportData) <= sizeof(ipc_pointer::bytes));
+static_assert(sizeof(cudaMemPoolPtrExportData) == 64 && sizeof(cudaIpcMemHandle_t) == 64);
+static_assert(sizeof(ipc_pointer::bytes) > 64, "room for the kind byte");
+
+// Exportable pools make allocations of at least this size dedicated blocks (see the top).
+constexpr std::size_t dedicated_bytes = std::size_t{2} << 30;
+
+// ipc_pointer::bytes[64]: what the first 64 bytes hold.
+enum class export_kind : unsigned char { pool_pointer = 0, dedicated = 1 };
+
+export_kind kind_of(const ipc_pointer& p) { return static_cast<export_kind>(p.bytes[64]); }
+
+// Makes `device` current for the scope (a pool's dedicated blocks live on the pool's device).
+class device_scope {
+ public:
+  explicit device_scope(int device) {
+    FUNNEL_CUDA_TRY(cudaGetDevice(&previous_), "funnel::memory_pool");
+    if (previous_ != device) FUNNEL_CUDA_TRY(cudaSetDevice(device), "funnel::memory_pool");
+  }
+  ~device_scope() { FUNNEL_CUDA_LOG(cudaSetDevice(previous_)); }
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+ private:
+  int previous_ = 0;
+};
 
 std::uint64_t get_attribute(cudaMemPool_t pool, cudaMemPoolAttr attr) {
   std::uint64_t value = 0;
@@ -98,6 +131,7 @@ class cuda_pool_resource final : public cuda_pool_base {
   [[nodiscard]] bool ipc_exportable() const noexcept override { return ipc_; }
 
   void* allocate(stream_view stream, std::size_t bytes, std::string& why) override {
+    if (ipc_ && bytes >= dedicated_bytes) return allocate_dedicated(bytes, why);
     void* ptr = nullptr;
     const cudaError_t rc = cudaMallocFromPoolAsync(&ptr, bytes, pool_, stream.native_handle());
     if (rc == cudaErrorMemoryAllocation) {
@@ -111,24 +145,82 @@ class cuda_pool_resource final : public cuda_pool_base {
     return ptr;
   }
 
-  void deallocate(stream_view stream, void* ptr, std::size_t /*bytes*/) noexcept override {
+  void deallocate(stream_view stream, void* ptr, std::size_t bytes) noexcept override {
+    if (forget_dedicated(ptr, bytes)) {
+      // Work of `stream` may still use the block; cudaFree does not wait for it by itself.
+      FUNNEL_CUDA_LOG(cudaStreamSynchronize(stream.native_handle()));
+      FUNNEL_CUDA_LOG(cudaFree(ptr));
+      return;
+    }
     FUNNEL_CUDA_LOG(cudaFreeAsync(ptr, stream.native_handle()));
+  }
+
+  void fill_statistics(pool_statistics& stats) const override {
+    cuda_pool_base::fill_statistics(stats);
+    const std::lock_guard lock(dedicated_mutex_);
+    stats.reserved += dedicated_bytes_in_use_;
+    stats.used += dedicated_bytes_in_use_;
+    stats.reserved_high += dedicated_bytes_high_;
+    stats.used_high += dedicated_bytes_high_;
   }
 
   [[nodiscard]] unique_fd export_handle() const override { return shareable_handle().duplicate(); }
 
   [[nodiscard]] ipc_pointer export_pointer(void* ptr) const override {
+    ipc_pointer out;
+    if (is_dedicated(ptr)) {
+      cudaIpcMemHandle_t handle{};
+      FUNNEL_CUDA_TRY(cudaIpcGetMemHandle(&handle, ptr), "funnel::memory_pool::export_pointer");
+      std::memcpy(out.bytes, &handle, sizeof handle);
+      out.bytes[64] = static_cast<unsigned char>(export_kind::dedicated);
+      return out;
+    }
     // The driver refuses (cudaErrorInvalidValue) to export a pointer from a pool whose
     // shareable handle was never exported, so make sure that happened first.
     (void)shareable_handle();
     cudaMemPoolPtrExportData data{};
     FUNNEL_CUDA_TRY(cudaMemPoolExportPointer(&data, ptr), "funnel::memory_pool::export_pointer");
-    ipc_pointer out;
     std::memcpy(out.bytes, &data, sizeof data);
+    out.bytes[64] = static_cast<unsigned char>(export_kind::pool_pointer);
     return out;
   }
 
  private:
+  // A block of its own (see the top of this file). Not stream-ordered: it is usable on every
+  // stream at once, which is all a stream-ordered allocation promises and more.
+  void* allocate_dedicated(std::size_t bytes, std::string& why) {
+    void* ptr = nullptr;
+    {
+      const device_scope on(device_);
+      const cudaError_t rc = cudaMalloc(&ptr, bytes);
+      if (rc == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        why = "cudaErrorMemoryAllocation from cudaMalloc (a block of its own, for IPC) on device " +
+              std::to_string(device_);
+        return nullptr;
+      }
+      FUNNEL_CUDA_TRY(rc, "funnel::memory_pool::allocate of " + std::to_string(bytes) + " B");
+    }
+    const std::lock_guard lock(dedicated_mutex_);
+    dedicated_.insert(ptr);
+    dedicated_bytes_in_use_ += bytes;
+    dedicated_bytes_high_ = std::max(dedicated_bytes_high_, dedicated_bytes_in_use_);
+    return ptr;
+  }
+
+  // Whether `ptr` is a dedicated block; if so it is no longer counted as one.
+  bool forget_dedicated(void* ptr, std::size_t bytes) noexcept {
+    const std::lock_guard lock(dedicated_mutex_);
+    if (dedicated_.erase(ptr) == 0) return false;
+    dedicated_bytes_in_use_ -= bytes;
+    return true;
+  }
+
+  bool is_dedicated(void* ptr) const {
+    const std::lock_guard lock(dedicated_mutex_);
+    return dedicated_.count(ptr) != 0;
+  }
+
   // Exported once and kept for the pool's life; export_handle hands out duplicates.
   const unique_fd& shareable_handle() const {
     std::lock_guard lock(export_mutex_);
@@ -145,6 +237,10 @@ class cuda_pool_resource final : public cuda_pool_base {
   bool ipc_;
   mutable std::mutex export_mutex_;
   mutable unique_fd shareable_;
+  mutable std::mutex dedicated_mutex_;
+  std::unordered_set<void*> dedicated_;  // live dedicated blocks (freed ones leave the set)
+  std::size_t dedicated_bytes_in_use_ = 0;
+  std::size_t dedicated_bytes_high_ = 0;
 };
 
 class imported_cuda_pool final : public cuda_pool_base {
@@ -152,7 +248,7 @@ class imported_cuda_pool final : public cuda_pool_base {
   using cuda_pool_base::cuda_pool_base;
   ~imported_cuda_pool() override {
     // Imported allocations must be freed before their pool is destroyed.
-    for (void* ptr : open_) release(ptr);
+    for (const auto& [ptr, kind] : open_) release(ptr, kind);
   }
 
   [[nodiscard]] bool imported() const noexcept override { return true; }
@@ -169,25 +265,40 @@ class imported_cuda_pool final : public cuda_pool_base {
   }
 
   [[nodiscard]] void* import_pointer(const ipc_pointer& in) override {
-    cudaMemPoolPtrExportData data{};
-    std::memcpy(&data, in.bytes, sizeof data);
+    const export_kind kind = kind_of(in);
     void* ptr = nullptr;
-    FUNNEL_CUDA_TRY(cudaMemPoolImportPointer(&ptr, pool_, &data),
-                    "funnel::memory_pool::import_pointer");
+    if (kind == export_kind::dedicated) {
+      cudaIpcMemHandle_t handle{};
+      std::memcpy(&handle, in.bytes, sizeof handle);
+      FUNNEL_CUDA_TRY(cudaIpcOpenMemHandle(&ptr, handle, cudaIpcMemLazyEnablePeerAccess),
+                      "funnel::memory_pool::import_pointer (a block of its own)");
+    } else if (kind == export_kind::pool_pointer) {
+      cudaMemPoolPtrExportData data{};
+      std::memcpy(&data, in.bytes, sizeof data);
+      FUNNEL_CUDA_TRY(cudaMemPoolImportPointer(&ptr, pool_, &data),
+                      "funnel::memory_pool::import_pointer");
+    } else {
+      throw invalid_argument("funnel::memory_pool::import_pointer: export data of unknown kind " +
+                             std::to_string(in.bytes[64]) + " (from another funnel version?)");
+    }
     std::lock_guard lock(mutex_);
-    open_.insert(ptr);
+    open_.emplace(ptr, kind);
     return ptr;
   }
 
   void close_imported_pointer(void* ptr) noexcept override {
+    export_kind kind = export_kind::pool_pointer;
     {
       std::lock_guard lock(mutex_);
-      if (open_.erase(ptr) == 0) {
+      const auto it = open_.find(ptr);
+      if (it == open_.end()) {
         log_error("close_imported_pointer: pointer was not imported from this pool (ignored)");
         return;
       }
+      kind = it->second;
+      open_.erase(it);
     }
-    release(ptr);
+    release(ptr, kind);
   }
 
  private:
@@ -196,14 +307,18 @@ class imported_cuda_pool final : public cuda_pool_base {
   // streamOrderedAllocationIPC sample, and completed before returning, because the exporter may
   // free the allocation as soon as every importer has closed it. (cudaFree is documented to
   // work too, yet compute-sanitizer memcheck reported imports released with it as leaked.)
-  static void release(void* ptr) noexcept {
+  static void release(void* ptr, export_kind kind) noexcept {
     FUNNEL_CUDA_LOG(cudaDeviceSynchronize());
+    if (kind == export_kind::dedicated) {
+      FUNNEL_CUDA_LOG(cudaIpcCloseMemHandle(ptr));
+      return;
+    }
     FUNNEL_CUDA_LOG(cudaFreeAsync(ptr, cudaStreamLegacy));
     FUNNEL_CUDA_LOG(cudaStreamSynchronize(cudaStreamLegacy));
   }
 
   std::mutex mutex_;
-  std::unordered_set<void*> open_;
+  std::unordered_map<void*, export_kind> open_;
 };
 
 }  // namespace

@@ -11,10 +11,12 @@ namespace funnel {
  *
  * Made by memory_pool::export_pointer, sent to another process of the node by any means (e.g.
  * MPI), and turned back into a pointer there by memory_pool::import_pointer on the imported
- * pool. CUDA pools hold cudaMemPoolPtrExportData here; host pools an offset into their arena.
+ * pool. CUDA pools hold cudaMemPoolPtrExportData here, or for an allocation they made outside
+ * the stream-ordered pool (see memory_pool::allocate) its cudaIpcMemHandle_t; host pools an
+ * offset into their arena. The byte after the driver's 64 says which of the two CUDA kinds it is.
  */
 struct ipc_pointer {
-  unsigned char bytes[64] = {};  ///< the export data
+  unsigned char bytes[72] = {};  ///< the export data
 };
 
 }  // namespace funnel
