@@ -162,6 +162,7 @@ class heat3d_solver final : public solver {
   }
   [[nodiscard]] std::array<double, 3> spacing() const override { return {h_, h_, h_}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
+  [[nodiscard]] std::string halo_fallback() const override { return field_.halo_fallback(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }
   [[nodiscard]] int steps_per_exchange() const override {
     if constexpr (streamed) {

@@ -125,6 +125,7 @@ class jacobi2d_solver final : public solver {
   }
   [[nodiscard]] std::array<double, 3> spacing() const override { return {1.0, 1.0, 1.0}; }
   [[nodiscard]] std::vector<std::string> halo_paths() const override { return field_.halo_paths(); }
+  [[nodiscard]] std::string halo_fallback() const override { return field_.halo_fallback(); }
   [[nodiscard]] std::size_t field_bytes() const override { return field_.bytes(); }
   [[nodiscard]] bool halo_overlapped() const override { return field_.overlapped(); }
 

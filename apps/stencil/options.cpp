@@ -183,7 +183,9 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->type_name("resident|streamed")
       ->check(app::one_of({"resident", "streamed"}))
       ->group(execution);
-  app.add_option("--halo", raw.halo, "halo path (auto: IPC to ranks on this GPU, MPI otherwise)")
+  app.add_option("--halo", raw.halo,
+                 "halo path (auto: IPC to every rank of this node whose GPU this rank can reach, "
+                 "on its GPU or through peer access, MPI otherwise; ipc: IPC or an error; mpi)")
       ->type_name("auto|ipc|mpi")
       ->check(app::one_of({"auto", "ipc", "mpi"}))
       ->group(execution);

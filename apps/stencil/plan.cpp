@@ -44,8 +44,8 @@ std::string format_plan(const plan_info& p) {
   out << ", " << mebibytes(p.bytes_per_rank) << " per rank";
   if (p.row_align_bytes > 0) out << ", rows padded: interior on " << p.row_align_bytes << " B";
   out << "\n";
-  out << "  halo: " << p.mpi_links << " MPI, " << p.ipc_links << " IPC and " << p.local_links
-      << " local neighbour links";
+  out << "  halo: " << p.mpi_links << " MPI, " << p.ipc_links << " IPC, " << p.peer_links
+      << " peer (IPC between GPUs) and " << p.local_links << " local neighbour links";
   if (!p.rank0_paths.empty()) {
     out << "; rank 0:";
     for (const auto& path : p.rank0_paths) out << " [" << path << "]";
@@ -53,6 +53,10 @@ std::string format_plan(const plan_info& p) {
   if (p.halo_depth > 1)
     out << "; " << p.halo_depth << " cells deep: an exchange every " << p.halo_depth << " steps";
   out << "\n";
+  if (p.halo_fallback_ranks > 0) {
+    out << "  halo fallback on " << p.halo_fallback_ranks
+        << " rank(s), MPI instead of IPC: " << p.halo_fallback << "\n";
+  }
   if (p.overlap_off_time_sliced) {
     out << "  steps: exchange, then update every cell (--halo-overlap auto: ranks share a GPU "
            "time-sliced)\n";

@@ -46,11 +46,14 @@ struct plan_info {
   bool halo_overlapped = false;          ///< the steps overlap the exchange with the inner update
   bool overlap_off_time_sliced = false;  ///< --halo-overlap auto chose off (time-sliced GPU)
   int mpi_links = 0;                     ///< neighbour links over MPI, all ranks
-  int ipc_links = 0;                     ///< neighbour links over IPC, all ranks
-  int local_links = 0;       ///< links of a rank to itself (a periodic axis of one rank)
-  std::string restart_from;  ///< checkpoint path when restarting
-  std::string pipeline;      ///< streamed mode: rank 0's chunks, streams, k and why ("" resident)
-  std::string snapshots;     ///< how snapshots are written ("" without)
+  int ipc_links = 0;                     ///< neighbour links over IPC on one GPU, all ranks
+  int peer_links = 0;                    ///< neighbour links over IPC between GPUs, all ranks
+  std::string halo_fallback;    ///< why some on-node neighbour goes over MPI (lowest such rank)
+  int halo_fallback_ranks = 0;  ///< ranks with such a neighbour
+  int local_links = 0;          ///< links of a rank to itself (a periodic axis of one rank)
+  std::string restart_from;     ///< checkpoint path when restarting
+  std::string pipeline;   ///< streamed mode: rank 0's chunks, streams, k and why ("" resident)
+  std::string snapshots;  ///< how snapshots are written ("" without)
 };
 
 /**

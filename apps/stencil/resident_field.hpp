@@ -176,6 +176,8 @@ class resident_field {
     return overlap_ ? stream_view(halo_stream_) : stream_view(compute_);
   }
   /// @brief Per-neighbour halo paths for the plan.
+  /// @brief halo_exchange::fallback() of the field's exchange.
+  [[nodiscard]] std::string halo_fallback() const { return halo_.fallback(); }
   [[nodiscard]] std::vector<std::string> halo_paths() const {
     std::vector<std::string> lines;
     for (const auto& path : halo_.paths()) lines.push_back(to_string(path));

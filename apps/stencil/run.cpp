@@ -125,6 +125,29 @@ memory_pool_options field_pool_options(const options& opts, const field_layout& 
   return o;
 }
 
+/// make_solver, where a resident field that does not fit in GPU memory is said in one line that
+/// names what does not fit: the two fields of every rank sharing the GPU.
+std::unique_ptr<solver> make_resident_or_explain(const run_setup& setup, int ranks_on_gpu) {
+  try {
+    return make_solver(setup);
+  } catch (const out_of_memory& e) {
+    if (setup.opts->mode != run_mode::resident || setup.backend != backend_kind::cuda) throw;
+    const auto gib = [](double bytes) {
+      char text[32];
+      std::snprintf(text, sizeof text, "%.1f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+      return std::string(text);
+    };
+    const double field = static_cast<double>(setup.decomposition->layout().allocated_cells()) *
+                         static_cast<double>(element_size_of(*setup.opts->dtype));
+    const double total = static_cast<double>(device::current().properties().total_memory);
+    throw out_of_memory(
+        e.requested_bytes(), setup.pool->name(), e.pool_used_bytes(), e.pool_reserved_bytes(),
+        "the grid does not fit: each rank keeps 2 fields of " + gib(field) + " on its GPU, " +
+            std::to_string(ranks_on_gpu) + " rank(s) on a GPU of " + gib(total) +
+            "; use more GPUs, --mode streamed or a smaller --n");
+  }
+}
+
 /// The next step the loop must stop at: the last step, or one a check, snapshot or checkpoint
 /// is due at (a streamed pass never runs past it).
 std::int64_t next_stop(const options& opts, std::int64_t step, std::int64_t last_step) {
@@ -249,6 +272,24 @@ void agree_on_rank0_write(MPI_Comm comm, const Write& write) {
   throw system_error(message, failure[0]);
 }
 
+/// The plan's halo fallback: how many ranks reach an on-node neighbour over MPI instead of IPC,
+/// and the reason the lowest of them gives (one line however many ranks fell back).
+void gather_fallback(MPI_Comm comm, const std::string& mine, plan_info& p) {
+  int rank = 0;
+  FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
+  int counts[1] = {mine.empty() ? 0 : 1};
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, comm), "run");
+  p.halo_fallback_ranks = counts[0];
+  if (counts[0] == 0) return;
+  int first = mine.empty() ? std::numeric_limits<int>::max() : rank;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "run");
+  constexpr int most = 300;  // the plan's line stays one line
+  char text[most + 1] = {};
+  if (rank == first) mine.copy(text, most);
+  FUNNEL_MPI_TRY(MPI_Bcast(text, most + 1, MPI_CHAR, first, comm), "run");
+  p.halo_fallback = text;
+}
+
 plan_info gather_plan(const options& opts, const std::string& backend, const std::string& kernel,
                       int nodes, const cartesian_decomposition& d, const solver& s) {
   plan_info p;
@@ -281,17 +322,20 @@ plan_info gather_plan(const options& opts, const std::string& backend, const std
                  "run");
   p.bytes_per_rank = bytes;
   const auto paths = s.halo_paths();
-  int links[3] = {0, 0, 0};  // mpi, ipc, local
+  int links[4] = {0, 0, 0, 0};  // mpi, ipc, peer, local
   for (const auto& path : paths) {
     const bool ipc = path.find(" ipc") != std::string::npos;
+    const bool peer = path.find(" peer") != std::string::npos;
     const bool local = path.find(" local") != std::string::npos;
-    links[ipc ? 1 : local ? 2 : 0] += 1;
+    links[ipc ? 1 : peer ? 2 : local ? 3 : 0] += 1;
   }
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, links, 3, MPI_INT, MPI_SUM, d.comm()), "run");
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, links, 4, MPI_INT, MPI_SUM, d.comm()), "run");
   p.mpi_links = links[0];
   p.ipc_links = links[1];
-  p.local_links = links[2];
+  p.peer_links = links[2];
+  p.local_links = links[3];
   p.rank0_paths = paths;
+  gather_fallback(d.comm(), s.halo_fallback(), p);
   return p;
 }
 
@@ -514,7 +558,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
       validate_streamed(opts, decomposition, element_size, setup.device_budget_bytes);
     });
   }
-  const auto s = make_solver(setup);
+  const auto s = make_resident_or_explain(setup, bound.report().ranks_on_gpu);
   s->initialize();
   if (restart) restart->restore(*s, decomposition);
   run_output output(

@@ -103,6 +103,8 @@ class solver {
   [[nodiscard]] virtual std::array<double, 3> spacing() const = 0;
   /// @brief Per-neighbour halo paths for the plan.
   [[nodiscard]] virtual std::vector<std::string> halo_paths() const = 0;
+  /// @brief Why a neighbour on this node is reached over MPI rather than IPC ("" if none is).
+  [[nodiscard]] virtual std::string halo_fallback() const = 0;
   /// @brief Device bytes this rank holds for the field.
   [[nodiscard]] virtual std::size_t field_bytes() const = 0;
   /// @brief Steps per CUDA graph of the resident steps (0: none; see --graphs).

@@ -240,6 +240,7 @@ class streamed_field {
     if (trace_) trace_->write_gathered(comm, path);
   }
   /// @brief Per-neighbour halo paths for the plan.
+  [[nodiscard]] std::string halo_fallback() const { return halo_.fallback(); }
   [[nodiscard]] std::vector<std::string> halo_paths() const {
     std::vector<std::string> lines;
     for (const auto& path : halo_.paths()) lines.push_back(to_string(path) + " (host arrays)");

@@ -1,5 +1,6 @@
-// halo_exchange: plans the links, chooses one transport per kind of link, and drives them axis
-// by axis. The transports (local, mpi, ipc_handshake, ipc_ordered) each read alone.
+// halo_exchange: plans the links, chooses one transport per kind of link (path_choice.hpp), and
+// drives them axis by axis. The transports (local, mpi, ipc_handshake, ipc_ordered) each read
+// alone.
 #include "funnel/halo/halo_exchange.hpp"
 
 #include <mpi.h>
@@ -26,6 +27,7 @@
 #include "ipc_ordered_transport.hpp"
 #include "local_transport.hpp"
 #include "mpi_transport.hpp"
+#include "path_choice.hpp"
 #include "stall_watchdog.hpp"
 #include "stream_signals.hpp"
 
@@ -88,7 +90,8 @@ std::chrono::milliseconds stall_timeout(std::chrono::milliseconds given) {
 
 // Whether the GPU-ordered path signals with its own kernel (kernel_signals.hpp) rather than
 // stream memory operations: under MPS (the ranks' kernels run together, and a memory operation
-// costs each client's step about 2 µs of the GPU's front end, one client at a time), unless
+// costs each client's step about 2 µs of the GPU's front end, one client at a time) or where the
+// rank has its GPU to itself (its kernels can be captured in graphs and launched again), unless
 // FUNNEL_HALO_SIGNALS says otherwise: `kernel` or `stream` (tests take both paths with or
 // without MPS), `auto` (the default).
 // FUNNEL_HALO_PUSH: `on` lets halo_exchange::pushable() say yes where it can, `off` (the
@@ -101,7 +104,7 @@ bool push_wanted() {
   return choice == "on";
 }
 
-bool kernel_signals_wanted(backend_kind backend) {
+bool kernel_signals_wanted(backend_kind backend, bool gpu_alone) {
   const char* text = std::getenv("FUNNEL_HALO_SIGNALS");
   const std::string choice = text == nullptr || *text == '\0' ? "auto" : text;
   FUNNEL_EXPECTS(
@@ -109,6 +112,8 @@ bool kernel_signals_wanted(backend_kind backend) {
       "FUNNEL_HALO_SIGNALS '" + choice.substr(0, 40) + "' is not allowed (auto, kernel or stream)");
   if (backend != backend_kind::cuda) return false;
   if (choice != "auto") return choice == "kernel";
+  // A rank alone on its GPU has no context to time-slice with: its waiting block holds nobody up.
+  if (gpu_alone) return true;
   int mps = 0;
 #if FUNNEL_HAS_CUDA
   // cudaDevAttrMpsEnabled (133) by number: a driver that does not know it answers with an
@@ -240,6 +245,7 @@ class halo_exchange::impl {
   }
 
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept { return paths_; }
+  [[nodiscard]] const std::string& fallback() const noexcept { return fallback_; }
 
   [[nodiscard]] bool replayable() const noexcept {
     return backend_ == backend_kind::cuda && !closed_ &&
@@ -325,6 +331,10 @@ class halo_exchange::impl {
   }
 
   // Decides which links go over IPC (and which IPC transport) and maps the neighbours' pools.
+  // `auto` takes IPC to every neighbour of the node whose pool this rank can map and which can
+  // map this rank's: on this GPU, and on another GPU through peer access (re-measured each run:
+  // an import that succeeds on both sides, which also fails where a scheduler hides the other
+  // GPU's device files). Everything else goes over MPI, and each fallback is reported.
   void plan_ipc(halo_method method, const unique_fd& my_fd, std::vector<halo_link>& links) {
     MPI_Comm node = MPI_COMM_NULL;
     FUNNEL_MPI_TRY(
@@ -332,58 +342,79 @@ class halo_exchange::impl {
         "halo_exchange: node communicator");
     node_comm_ = comm_owner(node);
     FUNNEL_MPI_TRY(MPI_Comm_rank(node_comm_.get(), &node_index_), "halo_exchange: node rank");
+    int node_size = 0;
+    FUNNEL_MPI_TRY(MPI_Comm_size(node_comm_.get(), &node_size), "halo_exchange: node size");
+    const std::vector<std::string> node_gpus = gather_node_gpus();
+    const auto mine = static_cast<std::size_t>(node_index_);
+    const bool gpu_alone =
+        node_gpus.empty() || std::count(node_gpus.begin(), node_gpus.end(), node_gpus[mine]) == 1;
 
     // Every rank of the node must export its pool for any of them to use IPC (allgather_fds
     // is collective over the node); the GPU-ordered path needs a cycle and stream signals on
-    // every rank of the node.
+    // every rank of the node, kernel signals a GPU that no two ranks time-slice.
     int node_can[3] = {my_fd.valid() ? 1 : 0,
                        !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0,
-                       !cycle_.empty() && kernel_signals_wanted(backend_) ? 1 : 0};
+                       !cycle_.empty() && kernel_signals_wanted(backend_, gpu_alone) ? 1 : 0};
     FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, node_can, 3, MPI_INT, MPI_MIN, node_comm_.get()),
                    "halo_exchange: can the node's pools be exported");
     const bool ordered = node_can[1] == 1;
     kernel_signals_ = ordered && node_can[2] == 1;
-    const std::vector<std::string> node_gpus = gather_node_gpus();
 
+    // What each link's ranks know before mapping anything.
     MPI_Group world_group = MPI_GROUP_NULL;
     MPI_Group node_group = MPI_GROUP_NULL;
     FUNNEL_MPI_TRY(MPI_Comm_group(comm_.get(), &world_group), "halo_exchange");
     FUNNEL_MPI_TRY(MPI_Comm_group(node_comm_.get(), &node_group), "halo_exchange");
-    int impossible = 0;  // a link that `ipc` cannot serve
-    std::string why;
-    std::map<int, int> node_rank_of;
-    for (auto& l : links) {
+    std::vector<detail::link_facts> facts(links.size());
+    std::vector<int> node_rank_of_link(links.size(), MPI_UNDEFINED);
+    int candidates = 0;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      const halo_link& l = links[i];
       if (l.path.transport == halo_transport::local) continue;
-      int node_rank = MPI_UNDEFINED;
-      FUNNEL_MPI_TRY(
-          MPI_Group_translate_ranks(world_group, 1, &l.path.rank, node_group, &node_rank),
-          "halo_exchange: is the neighbour on this node");
-      // auto: IPC only to a neighbour on this rank's own GPU. Between two GPUs of a node the
-      // staged MPI path measured faster on nvidia-h200-x2 (heat3d 2 x 1024^3 float, one rank
-      // per GPU: 0.44-0.59 s with IPC peer copies and interprocess events, 0.37 s staged, 0.36 s
-      // for one GPU alone), so `ipc` must be asked for explicitly there.
-      const bool on_node = node_rank != MPI_UNDEFINED;
-      const bool same_gpu =
-          on_node && (node_gpus.empty() || node_gpus[static_cast<std::size_t>(node_rank)] ==
-                                               node_gpus[static_cast<std::size_t>(node_index_)]);
-      if (on_node && node_can[0] == 1 && (same_gpu || method != halo_method::automatic)) {
-        // GPU-ordered only between ranks of one GPU: signals across GPUs are not measured.
-        l.path.transport = ordered && same_gpu ? halo_transport::ipc_ordered : halo_transport::ipc;
-        node_rank_of[l.path.rank] = node_rank;
-      } else if (method == halo_method::ipc) {
-        impossible = 1;
-        why = !on_node ? "neighbour rank " + std::to_string(l.path.rank) + " is on another node"
-                       : "a pool of this node is not ipc_exportable";
-      }
+      FUNNEL_MPI_TRY(MPI_Group_translate_ranks(world_group, 1, &l.path.rank, node_group,
+                                               &node_rank_of_link[i]),
+                     "halo_exchange: is the neighbour on this node");
+      const int nr = node_rank_of_link[i];
+      facts[i].rank = l.path.rank;
+      facts[i].on_node = nr != MPI_UNDEFINED;
+      facts[i].same_gpu =
+          facts[i].on_node &&
+          (node_gpus.empty() || node_gpus[static_cast<std::size_t>(nr)] == node_gpus[mine]);
+      facts[i].exportable = node_can[0] == 1;
+      if (detail::ipc_candidate(method, facts[i])) ++candidates;
     }
     MPI_Group_free(&world_group);
     MPI_Group_free(&node_group);
-    int any_impossible = impossible;
-    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &any_impossible, 1, MPI_INT, MPI_MAX, comm_.get()),
+
+    int node_tries = candidates > 0 ? 1 : 0;
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &node_tries, 1, MPI_INT, MPI_MAX, node_comm_.get()),
+                   "halo_exchange: does the node use IPC");
+    std::map<int, int> node_rank_of;  // neighbour rank -> node rank, the links that use IPC
+    if (node_tries != 0) map_pools(method, my_fd, links, facts, node_rank_of_link, node_size);
+
+    std::string refusal;
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      halo_link& l = links[i];
+      if (l.path.transport == halo_transport::local) continue;
+      const detail::path_choice c =
+          detail::choose_path(method, facts[i], ordered, l.path.transport);
+      l.path.transport = c.transport;
+      if (fallback_.empty()) fallback_ = c.fallback;
+      if (refusal.empty()) refusal = c.refusal;
+      const bool ipc = c.transport == halo_transport::ipc ||
+                       c.transport == halo_transport::ipc_ordered ||
+                       c.transport == halo_transport::peer_ordered;
+      if (ipc) node_rank_of[l.path.rank] = node_rank_of_link[i];
+    }
+    for (auto it = peers_.begin(); it != peers_.end();) {
+      it = node_rank_of.count(it->first) != 0 ? std::next(it) : peers_.erase(it);
+    }
+    int any_refused = refusal.empty() ? 0 : 1;
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &any_refused, 1, MPI_INT, MPI_MAX, comm_.get()),
                    "halo_exchange: can every rank use IPC");
-    if (any_impossible != 0) {
+    if (any_refused != 0) {
       throw unsupported("halo method 'ipc' cannot be used: " +
-                        (impossible != 0 ? why : std::string("another rank cannot")) +
+                        (refusal.empty() ? std::string("another rank cannot") : refusal) +
                         "; use 'auto' or 'mpi'");
     }
 
@@ -393,24 +424,8 @@ class halo_exchange::impl {
     node_uses_ipc_ = node_uses != 0;
     if (!node_uses_ipc_) return;
 
-    // The sockets' directory lives only as long as the exchange of descriptors: the node's last
-    // rank removes it, so a job leaves nothing in $TMPDIR.
-    std::vector<unique_fd> fds;
-    {
-      const job_directory dir = job_directory::create(node_comm_.get());
-      fds = allgather_fds(node_comm_.get(), my_fd.get(), dir.path());
-    }
-    memory_pool_options options;
-    options.device = backend_ == backend_kind::cuda ? current_cuda_device() : 0;
-    for (const auto& [rank, node_rank] : node_rank_of) {
-      options.name = "halo import of rank " + std::to_string(rank);
-      peers_.emplace(rank, detail::imported_fields(memory_pool::import_handle(
-                               backend_, fds[static_cast<std::size_t>(node_rank)].get(), options)));
-    }
     // The watchdog names the neighbours by process: every rank of the node tells its pid.
     const int pid = static_cast<int>(::getpid());
-    int node_size = 0;
-    FUNNEL_MPI_TRY(MPI_Comm_size(node_comm_.get(), &node_size), "halo_exchange: node size");
     std::vector<int> pids(static_cast<std::size_t>(node_size));
     FUNNEL_MPI_TRY(MPI_Allgather(&pid, 1, MPI_INT, pids.data(), 1, MPI_INT, node_comm_.get()),
                    "halo_exchange: the node's processes");
@@ -420,6 +435,58 @@ class halo_exchange::impl {
     }
     watchdog_ = detail::stall_watchdog(watchdog_.timeout(), std::move(peers));
     ordered_ = ordered;
+  }
+
+  // Collective over the node: every rank passes its pool to the others, maps the pools of its
+  // IPC candidates, and the node learns which pairs mapped each other (facts[i].mapped).
+  void map_pools(halo_method method, const unique_fd& my_fd, const std::vector<halo_link>& links,
+                 std::vector<detail::link_facts>& facts, const std::vector<int>& node_rank_of_link,
+                 int node_size) {
+    // The sockets' directory lives only as long as the exchange of descriptors: the node's last
+    // rank removes it, so a job leaves nothing in $TMPDIR.
+    std::vector<unique_fd> fds;
+    {
+      const job_directory dir = job_directory::create(node_comm_.get());
+      fds = allgather_fds(node_comm_.get(), my_fd.get(), dir.path());
+    }
+    memory_pool_options options;
+    options.device = backend_ == backend_kind::cuda ? current_cuda_device() : 0;
+    // row[j]: 1 this rank mapped node rank j's pool, 0 it failed, -1 it did not try.
+    std::vector<int> row(static_cast<std::size_t>(node_size), -1);
+    std::map<int, std::string> errors;  // node rank -> why this rank could not map its pool
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      if (!detail::ipc_candidate(method, facts[i])) continue;
+      const int nr = node_rank_of_link[i];
+      const int rank = links[i].path.rank;
+      if (row[static_cast<std::size_t>(nr)] != -1) continue;  // two faces, one neighbour
+      options.name = "halo import of rank " + std::to_string(rank);
+      try {
+        peers_.emplace(rank, detail::imported_fields(memory_pool::import_handle(
+                                 backend_, fds[static_cast<std::size_t>(nr)].get(), options)));
+        row[static_cast<std::size_t>(nr)] = 1;
+      } catch (const error& e) {
+        row[static_cast<std::size_t>(nr)] = 0;
+        errors[nr] = e.what();
+      }
+    }
+    std::vector<int> all(static_cast<std::size_t>(node_size) * row.size());
+    FUNNEL_MPI_TRY(MPI_Allgather(row.data(), node_size, MPI_INT, all.data(), node_size, MPI_INT,
+                                 node_comm_.get()),
+                   "halo_exchange: which pools the node mapped");
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      if (!detail::ipc_candidate(method, facts[i])) continue;
+      const auto nr = static_cast<std::size_t>(node_rank_of_link[i]);
+      const auto me = static_cast<std::size_t>(node_index_);
+      const bool here = row[nr] == 1;
+      const bool there = all[nr * static_cast<std::size_t>(node_size) + me] == 1;
+      facts[i].mapped = here && there;
+      if (!here) {
+        facts[i].map_error = errors[static_cast<int>(nr)];
+      } else if (!there) {
+        facts[i].map_error = "rank " + std::to_string(links[i].path.rank) +
+                             " could not map this rank's pool (see its plan)";
+      }
+    }
   }
 
   // The GPU UUID of every rank of the node (collective over node_comm_), indexed by node rank;
@@ -457,6 +524,7 @@ class halo_exchange::impl {
           break;
         case halo_transport::ipc:
         case halo_transport::ipc_ordered:
+        case halo_transport::peer_ordered:
           ipc.push_back(std::move(l));
           break;
         default:
@@ -492,6 +560,7 @@ class halo_exchange::impl {
   int rank_ = 0;
   int node_index_ = 0;
   std::vector<neighbor_path> paths_;
+  std::string fallback_;  // why a neighbour on this node goes over MPI ("" when none does)
   std::map<int, detail::imported_fields> peers_;  // until a transport takes them
   detail::stall_watchdog watchdog_;
   std::vector<std::unique_ptr<detail::link_transport>> transports_;
@@ -565,6 +634,11 @@ pushed_exchange halo_exchange::push_next(stream_view stream, void* field) {
 void halo_exchange::replayed(std::size_t exchanges) {
   FUNNEL_EXPECTS(impl_ != nullptr, "halo_exchange used after being moved from");
   impl_->replayed(exchanges);
+}
+
+const std::string& halo_exchange::fallback() const noexcept {
+  static const std::string none;
+  return impl_ ? impl_->fallback() : none;
 }
 
 const std::vector<neighbor_path>& halo_exchange::paths() const noexcept {

@@ -41,6 +41,8 @@ std::string to_string(halo_transport transport) {
       return "ipc";
     case halo_transport::ipc_ordered:
       return "ipc-ordered";
+    case halo_transport::peer_ordered:
+      return "peer-ordered";
   }
   return "unknown";
 }

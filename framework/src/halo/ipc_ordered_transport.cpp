@@ -57,6 +57,7 @@ ipc_ordered_transport::ipc_ordered_transport(
   for (const auto& l : links_) {
     last_axis_ = std::max(last_axis_, l.path.axis);
     first_axis_ = std::min(first_axis_, l.path.axis);
+    has_peer_links_ = has_peer_links_ || l.path.transport == halo_transport::peer_ordered;
   }
   std::string error;
   std::vector<setup_message> theirs(links_.size());
@@ -180,6 +181,7 @@ void ipc_ordered_transport::post_kernel(const exchange_step& step, int axis) {
     a.signal[a.count] = &remote_[i].signals->written[l.remote_face()];
     a.wait[a.count] = &signals_.words()->written[l.face()];
     a.wait_face[a.count] = l.face();
+    a.system_scope = a.system_scope || l.path.transport == halo_transport::peer_ordered;
     ++a.count;
   }
   a.context = kernel_wait_context();

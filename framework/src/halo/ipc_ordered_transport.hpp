@@ -1,5 +1,6 @@
-// Internal: IPC ordered on the GPU (the cuda backend's path between ranks sharing a GPU; on the
-// host backend the same protocol runs on the calling thread). The host only enqueues work.
+// Internal: IPC ordered on the GPU (the cuda backend's path between ranks of a node: on one GPU,
+// and on different GPUs through peer access, `peer_ordered` links; on the host backend the same
+// protocol runs on the calling thread). The host only enqueues work.
 //
 // Every rank allocates twelve signal words, written[6] and consumed[6] (one per face; see
 // signal_block for where they live), and tells each IPC neighbour once, at setup, where they and
@@ -81,7 +82,7 @@ class ipc_ordered_transport final : public link_transport {
   /// Kernel signals, a cycle of two or more fields and one step per exchange: the written
   /// words alone order the copies, which an update kernel can then push (pushed_exchange.hpp).
   [[nodiscard]] bool pushable() const noexcept override {
-    return kernel_signals_ && !arrive_first_ && !links_.empty();
+    return kernel_signals_ && !arrive_first_ && !links_.empty() && !has_peer_links_;
   }
   void describe_push(const exchange_step& step, pushed_exchange& push) const override;
 
@@ -112,10 +113,11 @@ class ipc_ordered_transport final : public link_transport {
   const stall_watchdog* watchdog_;
   std::vector<signal_op> ops_;  // the signals of one call, reused: no allocation per step
   bool kernel_signals_ = false;
-  bool arrive_first_ = false;  // every exchange starts with the arrival handshake
-  bool faces_only_ = false;    // kernel signals: every face in one kernel (faces_only)
-  int last_axis_ = -1;         // the highest axis with a link (its kernel counts the exchange done)
-  int first_axis_ = 3;         // the lowest axis with a link (faces_only_: its kernel does all)
+  bool arrive_first_ = false;    // every exchange starts with the arrival handshake
+  bool faces_only_ = false;      // kernel signals: every face in one kernel (faces_only)
+  bool has_peer_links_ = false;  // a neighbour on another GPU (pushes stay on one GPU)
+  int last_axis_ = -1;  // the highest axis with a link (its kernel counts the exchange done)
+  int first_axis_ = 3;  // the lowest axis with a link (faces_only_: its kernel does all)
 };
 
 }  // namespace funnel::detail

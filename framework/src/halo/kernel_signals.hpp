@@ -52,7 +52,8 @@ struct axis_signals {
   int wait_face[6] = {-1, -1, -1, -1, -1, -1};  ///< their face indices (what stall_flag reports)
   wait_context context;                         ///< this rank's words and stall timeout
   int axis = 0;                                 ///< which ticket the blocks count on
-  bool last = false;  ///< the exchange's last kernel: count the exchange done
+  bool last = false;          ///< the exchange's last kernel: count the exchange done
+  bool system_scope = false;  ///< a copy goes to another GPU: its writes are fenced system-wide
 };
 
 /// The arrival at an exchange (deep halos, or a cycle of one field): tell every neighbour this

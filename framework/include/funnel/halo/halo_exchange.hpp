@@ -204,6 +204,12 @@ class halo_exchange {
 
   /// @brief Every neighbour and its path, in axis then side order.
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;
+  /**
+   * @brief Why a neighbour on this node is reached over MPI although IPC was allowed (`auto`):
+   * e.g. "no peer access to rank 3's GPU: ..." when the two GPUs cannot map each other's pools;
+   * empty when no neighbour fell back.
+   */
+  [[nodiscard]] const std::string& fallback() const noexcept;
 
  private:
   class impl;

@@ -18,10 +18,21 @@ namespace funnel {
  * memfd host pool on the host backend), ordered by a host handshake (MPI messages) per exchange.
  * `ipc_ordered`: the same copies, ordered by signal words that the streams write and wait on,
  * so the host only enqueues (neighbours on this node and GPU, with a bound field cycle).
+ * `peer_ordered`: `ipc_ordered` to a neighbour on another GPU of the node, through peer access
+ * (the neighbour's pool mapped for this GPU, faces and signal words over NVLink or PCIe).
  */
-enum class halo_transport { local, mpi_host, mpi_cuda_aware, mpi_staged, ipc, ipc_ordered };
+enum class halo_transport {
+  local,
+  mpi_host,
+  mpi_cuda_aware,
+  mpi_staged,
+  ipc,
+  ipc_ordered,
+  peer_ordered
+};
 
-/// @brief "local", "mpi-host", "mpi-cuda-aware", "mpi-staged", "ipc" or "ipc-ordered".
+/// @brief "local", "mpi-host", "mpi-cuda-aware", "mpi-staged", "ipc", "ipc-ordered" or
+/// "peer-ordered".
 [[nodiscard]] std::string to_string(halo_transport transport);
 
 }  // namespace funnel

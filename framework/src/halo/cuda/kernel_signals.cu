@@ -22,13 +22,19 @@ __device__ bool wait_for(std::uint64_t* w, std::uint64_t value, int face, const 
 
 // The last block of the grid to finish its copies signals and waits (a ticket per axis in the
 // rank's own words, reset for the next exchange by that block).
+// Copies into another GPU's memory (peer-ordered links) are fenced at system scope, so that the
+// neighbour's GPU sees them before it sees the signal.
 __device__ void signal_and_wait(const axis_signals& a) {
-  __threadfence();  // this block's copies are visible before its ticket is
+  if (a.system_scope) {
+    __threadfence_system();  // this block's copies are visible before its ticket is
+  } else {
+    __threadfence();
+  }
   const unsigned blocks = gridDim.x * gridDim.y;
   signal_words* mine = a.context.mine;
   if (atomicAdd(&mine->tickets[a.axis], 1U) != blocks - 1) return;
   mine->tickets[a.axis] = 0;
-  __threadfence();  // every block's copies are visible before the signals
+  __threadfence_system();  // every block's copies are visible before the signals
   const std::uint64_t c = mine->exchanges + 1;
   for (int i = 0; i < a.count; ++i)
     word(as_signal(a.signal[i])).store(c, cuda::memory_order_release);
@@ -58,7 +64,7 @@ __global__ void exchange_axis_kernel(planned_axis a) {
 // this rank's ghosts since the last exchange) are complete when it starts.
 __global__ void arrive_kernel(arrival_signals a) {
   const std::uint64_t done = a.context.mine->exchanges;  // c - 1
-  __threadfence();
+  __threadfence_system();                                // a neighbour may be on another GPU
   for (int i = 0; i < a.count; ++i)
     word(as_signal(a.signal[i])).store(done, cuda::memory_order_release);
   for (int i = 0; i < a.count; ++i) {

@@ -11,9 +11,9 @@
 
 namespace funnel::detail {
 
-/// A signal word as the kernels read and write it (device scope: every rank that writes it runs
-/// on this GPU).
-using device_signal = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_device>;
+/// A signal word as the kernels read and write it. System scope: the rank that writes it may run
+/// on another GPU of the node (peer-ordered links), and only one thread per kernel touches it.
+using device_signal = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_system>;
 
 __device__ inline unsigned long long& as_signal(std::uint64_t* w) {
   return *reinterpret_cast<unsigned long long*>(w);
