@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# shellcheck disable=SC2317 # stage_* functions are called indirectly
+# funnel on a node of several GPUs (2 to 8), through funnel-run. Stages:
+#   build     configure BUILD_DIR (CUDA on) and build funnel-stencil, funnel-bench, the GPU halo,
+#             memory and IPC tests and ipc_import_probe
+#   probe     tests/ipc/ipc_import_probe: pool, legacy and VMM imports of 1-16 GiB, on one GPU
+#             and across GPUs a process cannot see (which sizes the driver maps, which crash)
+#   tests     ctest: halo_gpu, memory_gpu, ipc_gpu, path_choice_unit
+#   bitwise   heat3d 64x48x40 double split over 1..N GPUs (2 and all of them) at 1, 4 and 16 ranks
+#             per GPU with --halo auto, ipc and mpi, and 2 ranks per GPU time-sliced (--mps
+#             off): the field bitwise equal to one rank's; auto must take peer-ordered links;
+#             jacobi2d likewise at 1 and 4 ranks per GPU
+#   bigbox    ranks of 6 and 8 GiB fields over IPC (2 ranks on one GPU 1536x1024x1024 double,
+#             one rank per GPU 2048x1024x1024 double): they run; a grid no GPU holds: one line
+#   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
+#   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank per GPU)
+#   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
+# Usage: scripts/gpu/node-check.sh [--build-dir DIR] [--stages LIST] [--help]
+# Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
+set -euo pipefail
+
+usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=${root}/build-gpu
+stages=build,probe,tests,bitwise,bigbox,kill,teardown,sanitize,scaling
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) build=$2; shift ;;
+    --stages) stages=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) echo "node-check.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
+  esac
+  shift
+done
+out=${OUT:-${root}/gpu-out}
+mkdir -p "${out}"
+[[ ${build} = /* ]] || build=${root}/${build}
+cd "${root}"
+# The jobs run in a scratch directory: what they write there (a checkpoint on SIGTERM) goes too.
+work=$(mktemp -d "${TMPDIR:-/tmp}/funnel-node-check.XXXXXX")
+trap 'rm -rf "${work}"' EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Ranks are not bound to one core each: the end-of-run check of heat3d is OpenMP on the host.
+export OMPI_MCA_hwloc_base_binding_policy=none OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0
+stencil=${build}/bin/funnel-stencil
+run=${root}/launch/funnel-run
+gpus=$(nvidia-smi -L | wc -l)
+table=()
+record() { table+=("$(printf '%-9s %-42s %-6s %s' "$1" "$2" "$3" "$4")"); }
+verdict() { if "$@"; then echo ok; else echo FAIL; fi; }
+gpu_list() { seq -s, 0 $(($1 - 1)); }
+mps_left() { pgrep -c -f 'nvidia-cuda-mps-(control|server)' || true; }
+
+stage_build() {
+  # shellcheck source=scripts/gpu/debs.sh
+  source "${root}/scripts/gpu/debs.sh"
+  local t0=${SECONDS}
+  funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1
+  if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-bench halo_gpu \
+    memory_gpu ipc_gpu path_choice_unit ipc_import_probe >"${out}/build.log" 2>&1; then
+    record build "targets" ok "$((SECONDS - t0)) s"
+  else
+    grep -E -A5 "error|FAILED" "${out}/build.log" | head -40
+    record build "targets" FAIL "see build.log"
+    return 1
+  fi
+}
+
+stage_probe() {
+  local cases=(pool:1:0:0 pool:5:0:0 pool:5.5:0:0 legacy:8:0:0 vmm:8:0:0 pool:1:0:1 legacy:8:0:1)
+  "${build}/bin/ipc_import_probe" "${cases[@]}" | tee "${out}/probe.log"
+  record probe "pool import 5 GiB / 5.5 GiB" info \
+    "$(grep -E '^pool +5(\.5)? ' "${out}/probe.log" | sed 's/.*: //' | paste -sd/)"
+  record probe "legacy IPC 8 GiB, other GPU hidden" \
+    "$(verdict grep -qE '^legacy +8 GiB +GPU 0 -> GPU 1: ok' "${out}/probe.log")" ""
+}
+
+stage_tests() {
+  local rc=0
+  ctest --test-dir "${build}" -R '^(halo_gpu|memory_gpu|ipc_gpu|path_choice_unit)$' \
+    --output-on-failure --timeout 300 >"${out}/ctest.log" 2>&1 || rc=$?
+  record tests "halo_gpu memory_gpu ipc_gpu path_choice" "$( ((rc == 0)) && echo ok || echo FAIL)" \
+    "$(grep -E 'tests passed' "${out}/ctest.log" | tail -1)"
+}
+
+# stencil_run TAG RANKS FUNNEL_RUN_ARGS... -- APP_ARGS...: one job through funnel-run.
+stencil_run() {
+  local tag=$1 ranks=$2
+  shift 2
+  local -a fr=()
+  while [[ $1 != -- ]]; do fr+=("$1"); shift; done
+  shift
+  (cd "${work}" && timeout 300 mpirun -np "${ranks}" "${run}" "${fr[@]}" -- "${stencil}" "$@") \
+    >"${out}/${tag}.log" 2>&1
+}
+
+stage_bitwise() {
+  local heat=(--problem heat3d --n "64,48,40" --dtype double --steps 12)
+  local jac=(--problem jacobi2d --n "258,130" --steps 30)
+  local ok=0 bad=0 g rpg halo tag
+  stencil_run bw-heat-ref 1 --gpus 0 -- "${heat[@]}" --field-dump "${out}/ref-heat.bin" || true
+  stencil_run bw-jac-ref 1 --gpus 0 -- "${jac[@]}" --field-dump "${out}/ref-jac.bin" || true
+  local counts=(2)
+  ((gpus > 2)) && counts+=("${gpus}")
+  for g in "${counts[@]}"; do
+    for rpg in 1 4 16; do
+      for halo in auto ipc mpi; do
+        tag=bw-heat-${g}g-${rpg}-${halo}
+        if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${heat[@]}" \
+          --halo "${halo}" --field-dump "${out}/${tag}.bin" &&
+          cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
+          ok=$((ok + 1))
+        else
+          bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
+        fi
+        rm -f "${out}/${tag}.bin"
+      done
+    done
+    for rpg in 1 4; do
+      tag=bw-jac-${g}g-${rpg}
+      if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${jac[@]}" \
+        --field-dump "${out}/${tag}.bin" && cmp -s "${out}/ref-jac.bin" "${out}/${tag}.bin"; then
+        ok=$((ok + 1))
+      else
+        bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
+      fi
+      rm -f "${out}/${tag}.bin"
+    done
+    # Time-sliced ranks (no MPS): stream-signalled GPU-ordered links between the GPUs.
+    tag=bw-heat-${g}g-2-mpsoff
+    if stencil_run "${tag}" $((2 * g)) --gpus "$(gpu_list "${g}")" --mps off -- "${heat[@]}" \
+      --field-dump "${out}/${tag}.bin" && cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
+      ok=$((ok + 1))
+    else
+      bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
+    fi
+  done
+  record bitwise "N ranks on 2..${gpus} GPUs = 1 rank" "$( ((bad == 0)) && echo ok || echo FAIL)" \
+    "${ok} equal, ${bad} not"
+  record bitwise "auto takes peer-ordered between GPUs" \
+    "$(verdict grep -q 'peer-ordered' "${out}/bw-heat-2g-1-auto.log")" \
+    "$(grep -m1 '  halo:' "${out}/bw-heat-2g-1-auto.log" | cut -c1-80)"
+  record bitwise "MPS left after the jobs" "$(verdict test "$(mps_left)" -eq 0)" ""
+}
+
+stage_bigbox() {
+  local rc
+  rc=0; stencil_run big-1gpu 2 --gpus 0,0 -- --n 1536,1024,1024 --steps 4 --halo auto || rc=$?
+  record bigbox "2 ranks, 1 GPU, 6 GiB fields (IPC)" "$(verdict test "${rc}" -eq 0)" \
+    "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-1gpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+  rc=0; stencil_run big-2gpu 2 --gpus 0,1 -- --n 2048,1024,1024 --steps 4 --halo auto || rc=$?
+  record bigbox "1 rank/GPU, 8 GiB fields (peer)" "$(verdict test "${rc}" -eq 0)" \
+    "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-2gpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+  rc=0; stencil_run big-nofit 2 --gpus 0,1 -- --n 32768,1024,1024 --steps 4 --halo auto || rc=$?
+  record bigbox "a grid that fits no GPU: exit 1, one line" \
+    "$(verdict test "${rc}" -eq 1 -a "$(grep -c 'funnel-stencil: ' "${out}/big-nofit.log")" -le 1)" \
+    "$(grep -m1 -i 'error\|memory' "${out}/big-nofit.log" | cut -c1-90)"
+}
+
+# The pid of funnel-stencil of rank $1 (OpenMPI's OMPI_COMM_WORLD_RANK in its environment).
+rank_pid() {
+  local p
+  for p in $(pgrep -f "${stencil}"); do
+    if tr '\0' '\n' <"/proc/${p}/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "${p}"; return 0
+    fi
+  done
+  return 1
+}
+
+stage_kill() {
+  local t0 rc=0 victim
+  cd "${work}"
+  FUNNEL_HALO_TIMEOUT=10 mpirun -np 4 "${run}" --gpus 0,1 -- "${stencil}" --n 256,256,256 \
+    --steps 1000000 --quiet >"${out}/kill.log" 2>&1 &
+  local job=$!
+  sleep 8
+  victim=$(rank_pid 1 || true)
+  t0=${SECONDS}
+  [[ -n ${victim} ]] && kill -KILL "${victim}"
+  wait "${job}" || rc=$?
+  record kill "rank 1 (GPU 1) SIGKILLed: job ends" "$(verdict test -n "${victim}" -a "${rc}" -ne 0)" \
+    "rc ${rc} after $((SECONDS - t0)) s; names rank 1: $(grep -c 'rank 1' "${out}/kill.log") lines"
+  local waited=0
+  while (($(mps_left) > 0 && waited < 15)); do sleep 1; waited=$((waited + 1)); done
+  record kill "MPS gone after the job" "$(verdict test "$(mps_left)" -eq 0)" "${waited} s"
+}
+
+stage_teardown() {
+  local ranks=$((16 * gpus)) job left10 running=0
+  cd "${work}"
+  mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" -- "${stencil}" \
+    --n 256,256,512 --steps 1000000 --quiet >"${out}/teardown.log" 2>&1 &
+  job=$!
+  sleep 15
+  kill -0 "${job}" 2>/dev/null && running=1
+  kill -KILL "${job}" 2>/dev/null || true
+  local t=0
+  while ((t < 10)); do sleep 1; t=$((t + 1)); done
+  left10=$(mps_left)
+  local waited=10
+  while (($(mps_left) > 0 && waited < 40)); do sleep 1; waited=$((waited + 1)); done
+  record teardown "kill -9 mpirun, ${ranks} ranks: MPS at 10 s" \
+    "$(verdict test "${left10}" -eq 0 -a "${running}" -eq 1)" \
+    "${left10} MPS processes at 10 s; none after ${waited} s"
+  pkill -KILL -f "${stencil}" 2>/dev/null || true
+  waited=0
+  while (($(mps_left) > 0 && waited < 30)); do sleep 1; waited=$((waited + 1)); done
+}
+
+stage_sanitize() {
+  local tool rc
+  for tool in memcheck racecheck synccheck; do
+    rc=0
+    (cd "${work}" && timeout 400 mpirun -np 2 "${run}" --gpus 0,1 -- compute-sanitizer --tool "${tool}" \
+      --error-exitcode 9 "${stencil}" --n 32,24,20 --steps 6 --dtype float --quiet) \
+      >"${out}/sanitize-${tool}.log" 2>&1 || rc=$?
+    record sanitize "peer path, 2 ranks on 2 GPUs: ${tool}" "$(verdict test "${rc}" -eq 0)" \
+      "$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "${out}/sanitize-${tool}.log")"
+  done
+}
+
+# SCALING_ARGS: funnel-bench scaling's options; several runs separated by ';' (scaling-K.json).
+stage_scaling() {
+  local rc k=0 args
+  local -a runs
+  IFS=';' read -ra runs <<<"${SCALING_ARGS:- }"
+  for args in "${runs[@]}"; do
+    k=$((k + 1))
+    rc=0
+    # shellcheck disable=SC2086 # a list of options
+    (cd "${work}" && timeout 3000 "${build}/bin/funnel-bench" scaling ${args} \
+      --json "${out}/scaling-${k}.json") >"${out}/scaling-${k}.log" 2>&1 || rc=$?
+    grep -E 'GPUs (strong|weak)' "${out}/scaling-${k}.log" | cut -c1-150 || true
+    record scaling "funnel-bench scaling ${args:0:30}" "$( ((rc == 0)) && echo ok || echo FAIL)" \
+      "scaling-${k}.log"
+  done
+}
+
+IFS=, read -ra wanted <<<"${stages}"
+status=0
+for s in "${wanted[@]}"; do
+  case "${s}" in
+    build | probe | tests | bitwise | bigbox | kill | teardown | sanitize | scaling)
+      "stage_${s}" || status=1 ;;
+    *) echo "node-check.sh: unknown stage '${s}' (see --help)" >&2; exit 2 ;;
+  esac
+done
+pkill -f 'nvidia-cuda-mps-control' 2>/dev/null || true
+{
+  printf '\n%-9s %-42s %-6s %s\n' stage check result detail
+  printf '%s\n' "${table[@]}"
+} | tee "${out}/summary.txt"
+# At most 8 files come back from the device machine: the logs go into one archive.
+tar czf /tmp/node-logs.tgz -C "${out}" --exclude='*.bin' . && mv /tmp/node-logs.tgz "${out}/"
+(cd "${out}" && find . -maxdepth 1 -type f ! -name node-logs.tgz ! -name summary.txt \
+  ! -name 'scaling-*.json' -delete)
+exit "${status}"
