@@ -169,10 +169,10 @@ def plot_scaling(plt, bench, out):
     rows = bench.get("rows", [])
     if not rows:
         return []
-    fig, ax = plt.subplots(figsize=(8, 4))
+    fig, ax = plt.subplots(figsize=(9, 1 + 0.3 * len(rows)))
     ax.barh([r["case"] for r in rows], [r["ratio"] for r in rows])
-    ax.axvline(0.95, linestyle="--", color="gray", label="goal 0.95")
-    ax.set_xlabel("efficiency (2 GPUs / 2 x 1 GPU)")
+    ax.axvline(0.95, linestyle="--", color="gray", label="goal 0.95 (auto)")
+    ax.set_xlabel("efficiency (G GPUs / G x 1 GPU)")
     ax.set_title("scaling")
     ax.legend()
     return [save(plt, fig, out, "scaling.png")]

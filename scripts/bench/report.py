@@ -6,7 +6,7 @@ usage: report.py BENCH_JSON [BENCH_JSON ...] [--images DIR] [--link PREFIX] [--n
 On the GPU machine (scripts/gpu/run-all.sh build,bench writes gpu-out/bench.json), then here:
     scripts/bench/report.py gpu-out/bench.json > docs/performance.md
 Several JSON files merge (e.g. the one-GPU run and the two-GPU run of `funnel-bench scaling`):
-for each benchmark the first file where it ran counts, else the first that skipped it.
+for each benchmark the rows of every file where it ran add up, else the first that skipped it counts.
 Plots are drawn with matplotlib (scripts/bench/plot.py) into --images (default
 docs/performance) and linked as PREFIX/name.png (default: performance, relative to docs/).
 Every goal appears with met / NOT MET; goals not met get what limits them and what would close
@@ -28,7 +28,7 @@ TITLES = {
     "stencil": "stencil: heat3d vs a device copy; ranks splitting one grid",
     "pipeline": "pipeline: host-resident grid streamed through the GPU",
     "pool": "pool: buffers allocated and freed every step",
-    "scaling": "scaling: 1 and 2 GPUs",
+    "scaling": "scaling: 1 to all GPUs of a node",
 }
 
 PLOTS = {
@@ -91,16 +91,19 @@ LIMITS = {
     ("pool", "high-water"):
         "The CUDA pool reserves in 2 MiB granules, so small buffers round up; a release threshold "
         "or one slab per step keeps the high-water near the footprint.",
+    ("scaling", "staged"):
+        "Staged MPI (`--halo mpi`, the path between nodes) copies each face device-to-host, "
+        "sends it and copies it back, and the host waits for the messages every exchange: with "
+        "two steps per launch (a halo two cells deep, on by default for fields larger than L2) "
+        "the steps after an exchange cannot overlap it, so half of each step pair waits for the "
+        "link (halo share 0.45-0.54 in the summaries). One step per launch with the overlapped "
+        "order, as the 545 G updates/s of the earlier commit ran, is the likely way back; not "
+        "measured yet.",
     ("scaling", ""):
-        "Halos between the GPUs go through staged MPI (`--halo auto`): device-to-host, MPI, "
-        "host-to-device, overlapped with the interior update. Strong scaling halves each GPU's "
-        "work while the 1024 x 1024 faces stay the same size, so the exchange (4 MB each way per "
-        "face and step) is a larger share of a step half as long; weak scaling keeps the step "
-        "length and meets the goal. Before `--halo auto` (IPC peer copies and interprocess events "
-        "between the GPUs) the same benchmark gave 0.59 strong / 0.45 weak. With 4 ranks per GPU "
-        "and `funnel-run --policy packed` (neighbours on one GPU, IPC between them) heat3d gave "
-        "0.49 / 0.62 against 0.43 / 1.04 with the default round-robin placement (all links staged "
-        "MPI): the per-step IPC handshake of ranks sharing a GPU costs more than staging.",
+        "Ranks of a node reach the other GPUs through peer access by default (`--halo auto`, "
+        "peer-ordered links: faces written over NVLink, ordered on the GPUs, steps in CUDA "
+        "graphs). A figure under its goal here is the share of the exchange in a step: strong "
+        "scaling halves each GPU's work while the faces stay the same size.",
 }
 
 
@@ -122,7 +125,7 @@ KEEP_MARKER = "<!-- hand-written from here on: kept by report.py --keep -->"
 
 
 def merge(paths):
-    """One benchmark entry per name: the first file where it ran, else the first mention."""
+    """One benchmark entry per name: the rows of every file where it ran, else the first mention."""
     docs = []
     for p in paths:
         with open(p) as f:
@@ -135,7 +138,13 @@ def merge(paths):
             bench["_machine"] = doc.get("machine", {})
             bench["_quick"] = doc.get("quick", False)
             bench["_backend"] = doc.get("backend", "?")
-            if name not in merged or (merged[name]["status"] != "ok" and bench["status"] == "ok"):
+            if (name in merged and merged[name]["status"] == "ok" and bench["status"] == "ok"):
+                # The same benchmark run in parts (e.g. scaling per problem): rows and runs add up.
+                first = merged[name]
+                first["rows"] = first.get("rows", []) + bench.get("rows", [])
+                runs = first.get("raw", {}).get("runs", []) + bench.get("raw", {}).get("runs", [])
+                first.setdefault("raw", {})["runs"] = runs
+            elif name not in merged or (merged[name]["status"] != "ok" and bench["status"] == "ok"):
                 merged[name] = bench
     return docs, merged
 
