@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # funnel_repair_kokkos_target(): Debian's Trilinos-packaged Kokkos 3.4 computes its prefix one level
 # too short under multiarch (/usr/lib/x86_64-linux-gnu/cmake/Kokkos -> "/usr/lib"), so
 # Kokkos::kokkos names the missing /usr/lib/include; its headers are in Kokkos_INCLUDE_DIRS

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Build options. Each FUNNEL_ENABLE_* is AUTO (use it when found), ON (required: a clear error
 # when missing) or OFF. The results are FUNNEL_HAS_* (0/1), also written to funnel/config.hpp.
 

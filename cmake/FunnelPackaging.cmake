@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Install rules and the package config that makes find_package(Funnel) work downstream.
 include(CMakePackageConfigHelpers)
 

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # funnel_add_test(NAME <name> SOURCES <src>... [RANKS n] [GPUS n] [LABELS l...]
 #                 [LIBRARIES lib...] [ARGS arg...] [TIMEOUT s] [NO_MAIN])
 #

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Installs what funnel needs from the platform's packages (Debian 12 / Ubuntu 24.04, as root):
 # the toolchain, OpenMPI, HDF5, GoogleTest, CLI11 and nlohmann-json (header-only), Kokkos.
 # Packages already present are left alone, so this is quick on a prepared machine and works

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # The run command of the README: installs the dependencies, builds funnel, and runs the stencil
 # sample through funnel-run under mpirun — on the GPU(s) when there is one (ranks share each GPU
 # through MPS), on the host backend otherwise.

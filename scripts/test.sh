@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # The test command of the README (and of CI): installs the dependencies, builds funnel with its
 # tests, runs them (GPU tests report "skipped" without a GPU), checks the serial-HDF5 variant,
 # installs funnel, builds the downstream examples against it and runs them (examples/advect and,
@@ -49,6 +51,9 @@ if command -v clang-format >/dev/null; then
   clang-format --dry-run -Werror "${sources[@]}"
   echo "clang-format: ${#sources[@]} files clean"
 fi
+
+step "license (SPDX lines, LICENSE)"
+scripts/check-license.sh
 
 step "configure + build (${build})"
 cmake -S . -B "${build}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench kernels: heat3d_two_steps (two steps of the heat stencil in one launch) in the
 // block shape it takes and in every other compiled shape, against two heat3d_step launches on
 // the same region in the same run: the measurement that chose the kernel's shapes, kept so that

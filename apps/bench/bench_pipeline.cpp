@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench pipeline: a host-resident heat3d field streamed through the device. (a) serial
 // copy -> compute -> copy per chunk, (b) funnel's pipeline, (c) the bound from each part timed
 // alone, and the bound with both copy directions timed together; then the temporal-blocking

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench pool: a step loop that allocates and frees its halo and staging buffers every
 // step, from funnel's pool vs preallocated once vs the raw allocator (cudaMalloc/cudaFree).
 #include <mpi.h>

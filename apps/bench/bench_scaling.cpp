@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench scaling: heat3d (float and double) and jacobi2d on 1, 2, 4, 8 ... GPUs (every
 // power of two up to the GPUs visible, and all of them) with 1, 4 and 16 ranks per GPU, through
 // funnel-run + funnel-stencil: strong (same grid) and weak (grid grown with the GPUs) efficiency

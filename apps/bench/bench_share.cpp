@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench share: N ranks on one GPU, each with an under-occupying workload, started
 // (a) time-sliced (funnel-run --mps off) and (b) through funnel-run --mps on. Aggregate
 // throughput against N x the single-rank rate, and (b)/(a).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench stencil: heat3d resident on one device against a device-to-device copy of the
 // same field (the bandwidth the stencil could reach), and N ranks splitting one grid on one GPU
 // through funnel-run + funnel-stencil against one rank owning the whole grid.

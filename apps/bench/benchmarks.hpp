@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file benchmarks.hpp
  * @brief The funnel-bench subcommands: each has a spec (options, --help) and a run function.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file cli.hpp
  * @brief funnel-bench's command line: the subcommands and their options as data, parsed with

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file context.hpp
  * @brief What every benchmark gets: the backend, the common options and where things are.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file device_support.hpp
  * @brief The few device calls funnel-bench makes outside funnel's own API: the raw

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file json.hpp
  * @brief funnel-bench's JSON: nlohmann-json, with members kept in the order they are set (the

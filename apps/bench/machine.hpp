@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file machine.hpp
  * @brief The machine and date a funnel-bench run is recorded with.

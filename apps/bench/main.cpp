@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-bench: measures funnel against its baselines and prints the ratios (see --help).
 #include <sys/stat.h>
 

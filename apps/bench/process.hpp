@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file process.hpp
  * @brief Child processes for the benchmarks that need a process tree: mpirun, funnel-run,

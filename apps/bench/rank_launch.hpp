@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file rank_launch.hpp
  * @brief Starting N ranks the way users do: `mpirun -np N [funnel-run opts --] program args`.

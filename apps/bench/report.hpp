@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file report.hpp
  * @brief What a benchmark hands back: comparison rows (baseline, funnel, ratio, goal, met?),

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The synthetic workload of `funnel-bench share` (see device_support.hpp).
 #include <cuda_runtime.h>
 

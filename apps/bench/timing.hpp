@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file timing.hpp
  * @brief Warm-up, repeat, median: how every funnel-bench figure is taken.

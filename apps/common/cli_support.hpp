@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file cli_support.hpp
  * @brief What funnel-stencil and funnel-bench share on top of CLI11: the validators that give

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file key_value_config.hpp
  * @brief The `--config FILE` format of funnel's programs for CLI11: `key = value` lines whose

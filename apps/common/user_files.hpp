@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file user_files.hpp
  * @brief Files the user names for output (--summary, --trace, --field-dump): checked before a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file exit_codes.hpp
  * @brief funnel-stencil's exit statuses (listed in --help and docs/stencil.md).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file field_dump.hpp
  * @brief --field-dump: the global interior gathered on rank 0 as raw binary (a testing aid).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // heat3d: sin-product mode on the unit cube, explicit Euler at 0.9 of the stability limit,
 // error against the exact solution. The same solver runs both modes: its field is either
 // resident (device memory, one step at a time) or streamed (host memory, k steps per pass).

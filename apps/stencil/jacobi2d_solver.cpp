@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // jacobi2d in resident mode: NVIDIA multi-gpu-programming-models' Jacobi (float, periodic
 // top/bottom, Dirichlet left/right), its norm cadence, tolerance and printout.
 //

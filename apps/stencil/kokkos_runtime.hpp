@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file kokkos_runtime.hpp
  * @brief Kokkos for `--kernel kokkos`: initialised once per rank after the binding (on the GPU

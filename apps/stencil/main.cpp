@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-stencil's main: the stop signals first, then parse, run, and on any error one line and
 // an end of every rank (see docs/stencil.md, "Exit status").
 #include <mpi.h>

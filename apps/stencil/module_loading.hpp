@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file module_loading.hpp
  * @brief When CUDA loads funnel-stencil's kernels: all at start, unless the user chose.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file options.hpp
  * @brief funnel-stencil's command line and --config file: what the user asked for.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file output.hpp
  * @brief The app's one connection to funnel::io: snapshots, checkpoints, restart and the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file plan.hpp
  * @brief The plan rank 0 prints before the first step: who runs where, how the grid is split,

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file progress.hpp
  * @brief The progress line of rank 0: \r-updated on a terminal, plain lines every ~10% otherwise.

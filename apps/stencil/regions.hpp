@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file regions.hpp
  * @brief The split of a rank's interior into the part updated while halos travel (inner) and

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file resident_field.hpp
  * @brief A field kept in device memory: two buffers from the pool, the compute and halo

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file solver.hpp
  * @brief What the run loop needs from a problem: step, check, hand its field to I/O.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file streamed_field.hpp
  * @brief A field kept in host memory and streamed through the device in chunks each pass

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file summary.hpp
  * @brief What a run did and how fast: the human summary and the --summary JSON.

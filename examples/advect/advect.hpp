@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The user's own numerics: one explicit step of 3D advection-diffusion,
 //   du/dt + c . grad u = D laplace u,
 // first-order upwind for the advection and the fourth-order central Laplacian for the diffusion.

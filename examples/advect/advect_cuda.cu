@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The step as a CUDA kernel on the stream funnel gives (built only when funnel has CUDA).
 #include <cuda_runtime.h>
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The step on the host backend (a plain loop; funnel's host streams run work as it is submitted),
 // and the dispatch to the CUDA kernel when the stream is a CUDA stream.
 #include <cstdint>

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # A Slurm job script for funnel-advect: 4 GPUs, 32 ranks (8 per GPU, served by one MPS server
 # per GPU that funnel-run starts and stops). Submit with: sbatch job.sh
 # (from the directory holding funnel-advect, with funnel's bin/ on PATH).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-advect: a user's own 3D advection-diffusion code on funnel. Periodic unit cube,
 // first-order upwind advection plus fourth-order diffusion (2-cell halos), explicit steps. It
 // checks itself: the total mass must stay what it was (the scheme is conservative with periodic

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // A downstream code using funnel through find_package(Funnel): one rank, a 3D heat field in a
 // stream-ordered pool, 20 steps of the funnel kernel on whatever backend the machine has, and the
 // error against the analytic solution. Exits non-zero if anything is off.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The user's own numerics, written as a Kokkos kernel: one explicit step of 3D diffusion with the
 // 27-point box stencil,
 //   u_new = u + rate * (mean of u over the 3x3x3 cells around the cell - u),

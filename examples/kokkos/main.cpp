@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel-kokkos-heat: a user's own Kokkos code on funnel. Periodic unit cube, explicit diffusion
 // by the 27-point box stencil (1-cell halos with edge and corner ghosts), written as a Kokkos
 // kernel (heat.hpp) that runs on funnel's stream over unmanaged views of funnel's pool memory.

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Draws funnel-bench's plots (PNG) from its JSON.
 
 usage: plot.py BENCH_JSON OUT_DIR

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Turns funnel-bench JSON into docs/performance.md (written to stdout).
 
 usage: report.py BENCH_JSON [BENCH_JSON ...] [--images DIR] [--link PREFIX] [--no-plots]

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Sourced THERE (the GPU machine, no package access) by the GPU scripts to configure:
 #   source scripts/gpu/debs.sh && funnel_gpu_configure build-gpu
 # unpacks the .debs scripts/gpu/fetch-debs.sh downloaded (carried in .deps/debs) into a prefix

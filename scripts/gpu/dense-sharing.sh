@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2317 # stage_* functions are called indirectly
 # Dense MPS sharing and the shared node, on the GPU machine (issues #22 and #20). Stages:
 #   build    configure BUILD_DIR (CUDA on) and build only funnel-stencil, funnel-bench and

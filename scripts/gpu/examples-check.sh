@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # The bring-your-own-kernel examples on the GPU machine (issue #18), after
 # `scripts/gpu/run-all.sh build`: installs BUILD_DIR, builds examples/advect (and examples/kokkos
 # when the install has Kokkos) against the installed tree, and runs them on the cuda backend
@@ -14,7 +16,7 @@
 # A short table is printed last; the exit status is non-zero when any check failed.
 set -euo pipefail
 
-usage() { sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,16p' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then usage; exit 0; fi
 [[ $# -eq 1 ]] || { usage >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)

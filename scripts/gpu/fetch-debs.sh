@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Run HERE (a machine with package access), before a GPU run: downloads the .debs of the
 # header-only libraries funnel builds with (CLI11, nlohmann-json) into .deps/debs/ of the
 # checkout. The folder is git-ignored: name it in the device call's `carry` (".deps"), and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Issue #21 cases 1 and 4 with funnel-stencil --backend cuda, 1 and 3 ranks (the GPU machine has
 # serial HDF5: per-rank block files + a virtual dataset):
 #   full-fs   checkpoints on a 24 MiB tmpfs (private mount namespace): a first run checkpoints,
@@ -13,7 +15,7 @@
 # is non-zero when any check failed.
 set -euo pipefail
 
-usage() { sed -n '2,14p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,16p' "$0" | grep '^#' | sed 's/^# \{0,1\}//'; }
 
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then usage; exit 0; fi
 [[ $# -eq 1 || ${FUNNEL_IO_NAMESPACE:-} == 1 ]] || { usage >&2; exit 2; }

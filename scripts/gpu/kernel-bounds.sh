@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Issue 15 on the GPU machine: the kernels and the pipeline against their physical bounds.
 #   build    configure build-gpu (scripts/gpu/debs.sh) and build what the stages below run
 #   check    kernels_gpu: every CUDA kernel shape (vector widths 1, 2, 4) bitwise against the host
@@ -29,7 +31,7 @@ table=()
 record() { table+=("$(printf '%-9s %-6s %s' "$1" "$2" "$3")"); }
 
 usage() {
-  sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '4,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 stage_build() {

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # funnel-run against real NVIDIA MPS, on the GPU machine (run by scripts/gpu/run-all.sh launch).
 #   1. the probe alone on GPU 0 (calibrates a ~200 ms under-occupying kernel)
 #   2. 8 ranks on GPU 0 with --mps on: one daemon, every rank an M+C client in nvidia-smi, every

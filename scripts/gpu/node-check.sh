@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2317 # stage_* functions are called indirectly
 # funnel on a node of several GPUs (2 to 8), through funnel-run. Stages:
 #   build     configure BUILD_DIR (CUDA on) and build funnel-stencil, funnel-bench, the GPU halo,
@@ -20,7 +22,7 @@
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,24p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu

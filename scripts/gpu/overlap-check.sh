@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # funnel-stencil's ways of ordering resident steps at the rank counts users run, on one GPU
 # through funnel-run with MPS (issue #14): each field bitwise equal to one rank's (--field-dump)
 # for each of
@@ -15,7 +17,7 @@
 # A short table is printed last; the exit status is non-zero when any check failed.
 set -euo pipefail
 
-usage() { sed -n '2,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '4,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 if [[ ${1:-} == -h || ${1:-} == --help ]]; then usage; exit 0; fi
 [[ $# -eq 1 ]] || { usage >&2; exit 2; }
 build=$(cd "$1" && pwd)

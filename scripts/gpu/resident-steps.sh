@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2054 # grid sizes are comma lists
 # Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
 # halo path, jacobi2d's late norm, the stall watchdog. Stages (comma list, default all):

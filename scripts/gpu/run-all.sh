@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2317 # stage_* functions are called indirectly
 # Everything funnel checks and measures on a GPU machine, in stages that each fit one device call:
 #   build     configure + build build-gpu (CUDA arch 90 unless CUDA_ARCH is set)

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs every CTest test labelled `gpu` under compute-sanitizer (memcheck, racecheck, synccheck).
 
 Usage: sanitize-gpu-tests.py BUILD_DIR [--tools memcheck,racecheck,synccheck] [--log DIR]

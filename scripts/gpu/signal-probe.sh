@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Which memory two processes on one GPU can signal each other through with stream memory
 # operations, and the GPU-only round trip: tests/halo/signal_probe.cu on 2 ranks, without MPS
 # and under a hand-started MPS daemon (stopped before the script ends). Builds what it needs
 # in build-gpu. Usage: scripts/gpu/signal-probe.sh   (output: one line per memory kind)
 set -euo pipefail
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,5p' "$0" | sed 's/^# //'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '4,7p' "$0" | sed 's/^# //'; exit 0; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-${root}/build-gpu}
 cd "${root}"

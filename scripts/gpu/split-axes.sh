@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Issue 14: how the split of a small grid among ranks sharing one GPU changes their step. heat3d
 # float 768x96x96 (STEPS steps, default 2000) through funnel-run with MPS at 8, 16 and 32 ranks,
 # split along x (the one-cell-wide faces), y, z and a few mixed splits, each against one rank
@@ -13,7 +15,7 @@
 # build; ROUNDS of the whole table, default 1; one line per run: dims, microseconds per step,
 # fraction of one rank; summaries and logs under $OUT/split)
 set -u
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,14p' "$0" | sed 's/^# //'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '4,16p' "$0" | sed 's/^# //'; exit 0; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=1
 b=${BUILD_DIR:-build-gpu}

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Where a resident step of many ranks sharing one GPU goes (docs/halo.md): heat3d float, 2000
 # steps through funnel-run with MPS, 96^3 boxes split along x (faces strided in memory) and
 # along z (faces contiguous), on 1, 8, 16 and 32 ranks, then tests/halo/step_probe.cu's
@@ -6,7 +8,7 @@
 # Usage: scripts/gpu/step-experiments.sh   (after scripts/gpu/run-all.sh build; summaries and
 # logs under $OUT; one line per run: microseconds per step)
 set -u
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,7p' "$0" | sed 's/^# //'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '4,9p' "$0" | sed 's/^# //'; exit 0; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OMP_NUM_THREADS=1
 b=${BUILD_DIR:-build-gpu}

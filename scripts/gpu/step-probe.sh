@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # What one step costs when N ranks split one grid on one GPU, for each way of ordering steps
 # (tests/halo/step_probe.cu), under a hand-started MPS daemon (stopped before the script ends).
 # Usage: scripts/gpu/step-probe.sh [RANKS...]   (default 1 2 4 8 16 32 48)
 set -euo pipefail
-[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '2,4p' "$0" | sed 's/^# //'; exit 0; }
+[[ ${1:-} == -h || ${1:-} == --help ]] && { sed -n '4,6p' "$0" | sed 's/^# //'; exit 0; }
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${BUILD_DIR:-${root}/build-gpu}
 cd "${root}"

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs every choice a program's --help advertises, at a tiny size (driver for ctest).
 
   stencil    funnel-stencil --help: each `--opt a|b|c` choice, one run each on 2 ranks; the run

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Helpers shared by the Python drivers of the app and bench tests: checks that collect failures
 instead of stopping at the first, and the processes of an app below its launcher."""
 import os

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // An HDF5 reader that shares no code with funnel::io, for machines without h5py (the GPU
 // machine): reads one float or double dataset of a file through the HDF5 C library (following
 // virtual datasets) and writes its values as raw native-endian bytes, C order; prints the

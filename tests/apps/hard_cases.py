@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """funnel-stencil on a bad day: each case ends with one clear line (or the right status), never a
 hang, a crash, MPI's abort banner or a line per rank (driver for ctest, host backend).
 

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """What srun and mpirun return when a signal stops funnel-stencil, and the README's job scripts
 run as written there (driver for ctest; docs/stencil.md has the table these checks hold to).
 

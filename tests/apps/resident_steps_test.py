@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """funnel-stencil's resident steps under real mpirun (driver for ctest).
 
   converge -- RANKS ARGS...   jacobi2d (ARGS: a small grid, -nccheck N, no -niter) reads its

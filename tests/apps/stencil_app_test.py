@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Runs funnel-stencil under real mpirun and checks what it computes (driver for ctest).
 
   [opts] equal -- RANKS ARGS... the field of RANKS ranks is bitwise the field of 1 rank (with

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of funnel-stencil's pieces: options and --config, overlap regions, summary JSON,
 // plan printout.
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Checks funnel-bench's plumbing on the host backend (driver for ctest).
 
   quick      `funnel-bench all --quick --backend host --json F`: exit 0, the JSON parses, names

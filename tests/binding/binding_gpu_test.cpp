@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel::binding on the CUDA backend (run with 2+ ranks on a GPU machine; skips without a GPU).
 #include <gtest/gtest.h>
 #include <mpi.h>

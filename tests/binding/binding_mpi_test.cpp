@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel::binding on the host backend under 4 ranks, and the pure decisions behind it.
 #include <gtest/gtest.h>
 #include <mpi.h>

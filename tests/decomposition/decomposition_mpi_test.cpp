@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel::cartesian_decomposition across real ranks: every rank's view agrees with the others'.
 #include <gtest/gtest.h>
 #include <mpi.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The split arithmetic and the argument checks of funnel::cartesian_decomposition; box_difference.
 #include <gtest/gtest.h>
 #include <mpi.h>

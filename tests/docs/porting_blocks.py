@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Every code block of docs/porting.md must be a region of examples/advect or examples/kokkos.
 
 A region is the text between a line holding `[porting:NAME]` and the next line holding

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // pack_box / unpack_box / copy_box against a plain loop, on random data with poisoned outputs.
 // Host backend by default; the CUDA backend with HALO_TEST_CUDA=1 (box_copy_gpu).
 #include "funnel/halo/box_copy.hpp"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The plan of the CUDA strided copy (framework/src/halo/copy_rows.hpp): which dimensions merge
 // into runs, which unit moves, and how many threads cover it, without a GPU: single cases, and a
 // sweep that copies random boxes between random layouts and buffer offsets on the host by the

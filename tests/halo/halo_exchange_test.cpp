@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel::halo_exchange across real ranks: after an exchange every ghost cell (faces, edges,
 // corners) holds the value of the cell it mirrors, on the rank that owns it (periodic axes
 // wrap), and ghosts on a non-periodic global boundary keep what the caller put there.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The halo path decision on fake topologies: peer access, none, another node, a hidden device.
 #include "path_choice.hpp"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // signal_probe: which memory can two processes on one GPU signal each other through with stream
 // memory operations (cuStreamBatchMemOp write/wait of 64-bit words), and how long a round trip
 // takes when only the GPU orders it. Run with 2 ranks (mpirun -np 2 signal_probe), with and

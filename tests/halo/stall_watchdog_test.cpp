@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The stall watchdog's look at the word a GPU wait writes when it gives up (kernel signals):
 // every wait checks it, even one whose work is already done (a wait that gave up lets the work
 // end), and the error names the neighbour across the face. Host backend: the word is plain memory

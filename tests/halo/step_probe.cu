@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // step_probe: what one step costs when N ranks split one grid on one GPU (under MPS), for each
 // way of ordering the steps. Run as `mpirun -np N step_probe [CELLS] [STEPS]`: the ranks split
 // CELLS floats (default 768*96*96) along one axis; faces are 96*96 floats. Each rank maps its

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Independent check of funnel snapshots with h5py: runs the MPI writer, then compares every
 dataset with the field computed here from its global index, checks the attributes, and parses
 the XDMF index (valid XML, right files, datasets and dimensions). Exits 77 (skip) without h5py.

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """A checkpoint or snapshot on a full file system: one clear error on every rank, no hang.
 
 On a small tmpfs (mounted in a private mount namespace, so nothing is left mounted whatever

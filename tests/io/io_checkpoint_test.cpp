@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Checkpoint/restart under real mpirun (3 ranks): 2 ranks write, 3 ranks with another
 // decomposition read back bitwise; keep_last pruning; the directory lock between runs; the
 // collective termination flag.

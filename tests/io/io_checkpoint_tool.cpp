@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The MPI program kill_checkpoint_writers.py drives.
 //
 //   io_checkpoint_tool write  DIR MODE SEED [N]  writes checkpoints of steps latest+1, latest+2,

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Damaged and mismatched checkpoints must be rejected with a clear funnel::error on every rank,
 // never a crash: truncated files, flipped bits in data and in metadata, files that are not
 // HDF5 or not checkpoints, a `latest` naming nothing, and runs whose grid, dtype or problem

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """What the io test drivers share: the options that say how to run the io tool under MPI."""
 import argparse
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // MPI helpers of the io tests: a fresh directory shared by all ranks, the file modes this build
 // supports, and rank 0 doing file surgery while the others wait.
 #pragma once

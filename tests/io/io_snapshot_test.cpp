@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // snapshot_writer::submit()/wait() under real mpirun (3 ranks): the block is written after
 // submit() returns, errors of one rank's block surface on every rank at wait(), a failed snapshot
 // leaves no main file and the writer goes on, and a writer destroyed with a block in flight

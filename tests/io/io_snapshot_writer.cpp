@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Writes snapshot series for check_snapshots.py (an independent h5py reader): a 3D series with
 // a float64 and a float32 field and a 2D series, every cell a known function of its global
 // index, plus expected.json describing what was written. Each series is written by two writer

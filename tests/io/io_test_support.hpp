@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the io tests: a Cartesian split of a grid, a field whose every cell is a
 // known function of its global index (the python checker computes the same, bit for bit), and
 // fresh random seeds.

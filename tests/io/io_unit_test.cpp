@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Unit tests of the io pieces that need no HDF5 and no MPI: atomic file updates, the directory
 // lock and the termination flag.
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """kill -9 of checkpoint writers at random instants must never lose the previous checkpoint.
 
 Repeatedly starts an MPI job that writes checkpoints in a loop (continuing from the latest one,

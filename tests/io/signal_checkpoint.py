@@ -1,4 +1,6 @@
 #!/usr/bin/python3
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """SIGUSR1 (to mpirun, which forwards it to every rank, as Slurm's --signal=B:USR1 does to the
 job step) and SIGTERM (to one rank only) must make the job checkpoint the current step on all
 ranks and exit with funnel::io::termination_request::requeue_exit_code (75); the checkpoint

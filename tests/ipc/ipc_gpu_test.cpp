@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // A CUDA pool shared between two processes: pool handle over allgather_fds, pointer export data
 // over MPI, the other rank reads the data device-side (kernel copy) and copies it back.
 #include <gtest/gtest.h>

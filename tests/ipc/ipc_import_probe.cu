@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // ipc_import_probe: which ways of sharing a large device allocation between two processes work on
 // this machine, at which sizes, and across GPUs a process cannot see. For each case two fresh
 // processes start: the exporter allocates and fills the allocation, the importer maps it, a

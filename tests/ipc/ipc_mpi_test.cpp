@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // allgather_fds, job_directory and host-pool IPC between real MPI ranks of one node.
 #include <fcntl.h>
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // unique_fd: closes what it owns, moves, releases, duplicates.
 #include "funnel/ipc/unique_fd.hpp"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // heat3d_tiling_probe: a diagnostic for the GPU machine (not a test). It keeps the variants of
 // the 3D heat step that were tried against funnel's kernel, and the kernels that show what
 // limits it, so that the choice can be measured again on the next GPU:

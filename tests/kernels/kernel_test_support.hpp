@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the kernel tests: fresh random fields, poisoning, double-precision reference
 // stencils and region splitting. Header-only so the unit, Kokkos and GPU tests use one copy.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA kernels against the host kernels on fresh random data (bitwise: both use the same
 // uncontracted per-cell arithmetic), region splits on the GPU, the Jacobi norm, the initial
 // fills, and the effective bandwidth of heat3d on 512^3 against a device-to-device copy measured

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The Kokkos kernels against the host kernels on the host stream: the stencil updates must be
 // bitwise equal (tolerance 0: the same uncontracted per-cell arithmetic), cells outside the
 // region untouched, region splits bitwise, and the Jacobi norm equal to rounding. Every

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host kernels against a plain double-precision reference: random interiors and halos, outputs
 // poisoned with NaN (cells in the region must be written, cells outside must keep their bits),
 // several layouts (3D, 2D, 1D, halo 2) and thin regions, region splits bitwise, the Jacobi

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // A GoogleTest environment holding a funnel::kokkos::scope_guard for the whole test program, so
 // Kokkos is initialised once before the first test and finalised after the last.
 #pragma once

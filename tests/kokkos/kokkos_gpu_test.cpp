@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Kokkos kernels on the CUDA backend (a Kokkos build with its CUDA backend): Kokkos::Cuda
 // instances on funnel streams, the Kokkos kernels (every heat3d work split, heat3d_variant.hpp)
 // bitwise equal to the CUDA kernels on rows of n + 2h cells and on padded rows

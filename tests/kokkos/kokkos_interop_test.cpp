@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Kokkos interop on the host backend (the platform's Kokkos 3.4 Serial in CI): scope_guard,
 // execution spaces for funnel streams, unmanaged views over pool, pinned and field memory.
 #include <gtest/gtest.h>

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # The launch tests of funnel-run: one case per CTest test (see CMakeLists.txt beside this file).
 # Each case runs the real script, under real mpirun where ranks are involved, with the stand-ins
 # in fake-bin/ first on PATH, in a private temporary directory, and checks what the ranks saw

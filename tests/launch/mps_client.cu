@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // funnel_mps_client: the tests' own plain MPI + CUDA program, a stand-in for a third-party code
 // under funnel-run (scripts/gpu/dense-sharing.sh runs it with 16-48 ranks on one GPU). It uses
 // no funnel library: each rank creates its CUDA context, allocates with cudaMalloc, copies a

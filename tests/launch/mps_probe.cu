@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The probe scripts/gpu/launch-check.sh runs through funnel-run on the GPU machine: each rank
 // prints the UUID its CUDA runtime sees (to check funnel-run's binding), then, after a barrier,
 // runs one under-occupying kernel (1 block of 32 threads) of fixed work and reports its wall time.

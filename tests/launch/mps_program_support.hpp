@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // What the tests' plain CUDA programs (mps_probe.cu, mps_client.cu) share: they use no funnel
 // library, like the third-party codes they stand in for.
 #pragma once

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Lints every shell script of the repository with shellcheck (skips, 77, where it is missing).
 # Usage: shellcheck-all.sh SOURCE_DIR
 set -euo pipefail

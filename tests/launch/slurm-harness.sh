@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 # Starts a private single-node Slurm (munged + slurmctld + slurmd on loopback, own key, config,
 # spool, state and logs in a temporary directory), runs COMMAND with SLURM_CONF pointing at it,
 # and stops every daemon it started, whatever happens. Exits 77 (CTest's skip) when Slurm or

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Small kernels the GPU tests of memory and ipc need (gpu_test_kernels.cu).
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA-backend memory_pool on a real GPU: no device-wide sync in allocate/free loops, flat
 // reserved memory with a release threshold, trim, out-of-memory recovery, byte limit,
 // device_buffer round trips and peer access grants.

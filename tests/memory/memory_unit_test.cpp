@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host-backend memory_pool and device_buffer: statistics, byte limit, trim, bad arguments, move
 // semantics, and the memfd arena's export/import (a second mapping and a forked process).
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Chunk plans: tiling, input halos, per-step regions and every error case.
 #include "funnel/pipeline/chunk_plan.hpp"
 

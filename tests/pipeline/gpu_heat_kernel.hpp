@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // A plain CUDA version of the test's reference heat step (stencil_reference.hpp), rounded the
 // same way, for the pipeline's GPU test.
 #pragma once

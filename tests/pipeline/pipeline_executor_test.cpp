@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // pipeline_executor on the host backend: streamed passes equal whole-field steps bitwise, for
 // several k, chunk counts, slot counts, staging choices, 2D and 3D, under a pool byte limit
 // smaller than the field; rank faces with neighbours are emulated by cutting a sub-box out of

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // pipeline_executor on the CUDA backend: streamed passes equal the host reference bitwise, with
 // the pool's byte limit a third of the field, for pinned and pageable host arrays; then the
 // benchmark figures and a trace of one pass (printed, not asserted).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Streamed passes across ranks (host backend) equal single steps of the whole field on one
 // rank, bitwise: halo exchange (k deep) between passes, faces with neighbours recomputed in
 // the halo, k = 1, 2, 3, several chunk counts.

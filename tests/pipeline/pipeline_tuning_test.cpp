@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // choose_pipeline, probe_pipeline and run_pipeline_benchmark on the host backend; the bounds of
 // pipeline_benchmark_result.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The reference stencil of the pipeline tests: an explicit heat update (7-point in 3D, 5-point
 // in 2D) written once, so the whole-field reference and the per-chunk callback do the same
 // arithmetic per cell and streamed results can be compared bitwise.

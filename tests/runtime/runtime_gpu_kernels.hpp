@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Small kernels for runtime_gpu, compiled by nvcc in runtime_gpu_kernels.cu.
 #pragma once
 

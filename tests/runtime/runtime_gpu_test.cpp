@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA-backend behaviour of the runtime layer. Needs a GPU (skips without one); timings are
 // printed, and only loose behaviour bounds are asserted.
 #include <cuda_runtime_api.h>

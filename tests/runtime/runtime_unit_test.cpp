@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host-backend tests of every runtime type, plus the CUDA-backend error paths that run without a
 // GPU. The CUDA behaviour itself is covered by runtime_gpu.
 #include <gtest/gtest.h>

@@ -1,3 +1,5 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
 """Process-tree helpers shared by the Python test drivers (reads /proc; Linux only)."""
 import os
 

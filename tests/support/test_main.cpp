@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The main() of funnel's GoogleTest executables. Compiled four ways (see tests/CMakeLists.txt):
 // FUNNEL_TEST_WITH_MPI initialises MPI (MPI_THREAD_FUNNELED) and fails when any rank fails;
 // FUNNEL_TEST_NEEDS_GPU exits with CTest's skip code (77) when no CUDA device is visible, so such

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // trace_recorder::write_gathered: one file holding every rank's spans under pid = rank.
 #include <gtest/gtest.h>
 #include <mpi.h>

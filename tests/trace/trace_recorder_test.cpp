@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // trace_recorder: the Chrome trace JSON parses back and holds exactly the recorded spans.
 #include "funnel/trace/trace_recorder.hpp"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file error.hpp
  * @brief funnel's one error header: typed exceptions and the macros that raise them.

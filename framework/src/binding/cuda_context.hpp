@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The first CUDA calls of a rank, made explicitly by funnel::binding so that a refused context is
 // reported as that (see detail::context_failure_message), not as whatever later call failed.
 #pragma once

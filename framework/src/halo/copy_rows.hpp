@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: a strided copy as rows of equal length, the plan behind the CUDA copy loop
 // (cuda/copy_cells.cuh). The host makes it once per copy and passes it to the kernel with the
 // copy (the launch sizes its grid from it); plain C++, so the unit tests check it without a GPU.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // halo_exchange: plans the links, chooses one transport per kind of link (path_choice.hpp), and
 // drives them axis by axis. The transports (local, mpi, ipc_handshake, ipc_ordered) each read
 // alone.

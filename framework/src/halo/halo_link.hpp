@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: one neighbour of a halo exchange, the cells that travel to and from it, and the
 // interface every transport (local, MPI, IPC with a host handshake, GPU-ordered IPC) implements.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: MPI tags of the halo exchange's messages on its private communicator.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: IPC with a host handshake, for links where the GPU-ordered path cannot be used (no
 // bound field cycle, or no stream memory operations): every rank of the node exports its pool;
 // each rank writes its boundary slabs straight into the neighbour's ghosts with copy_box. Per

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: IPC ordered on the GPU (the cuda backend's path between ranks of a node: on one GPU,
 // and on different GPUs through peer access, `peer_ordered` links; on the host backend the same
 // protocol runs on the calling thread). The host only enqueues work.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: one axis of the GPU-ordered halo exchange as a single kernel, for ranks whose GPU is
 // shared through MPS. The kernel copies this rank's boundary layers into the neighbours' ghosts;
 // its last block to finish then writes each neighbour's signal word and waits (spinning, with a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the neighbour is this rank itself (a periodic axis split once): ghosts are a copy
 // within the field, in stream order.
 #pragma once

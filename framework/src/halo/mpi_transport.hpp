@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: ghosts travel as MPI messages: faces packed into pool buffers, sent with
 // MPI_Isend/MPI_Irecv and unpacked. Host backend: host buffers (mpi_host). CUDA backend: the
 // device buffers go to MPI directly when the library is CUDA-aware and the pool is exportable

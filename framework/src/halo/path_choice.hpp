@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: which transport one halo link takes, from what is known of the two ranks (same node,
 // same GPU, exportable pools, whether each could map the other's pool). A pure function, so the
 // decision is tested for any topology without GPUs (tests/halo/path_choice_test.cpp).

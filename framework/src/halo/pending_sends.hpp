@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the MPI_Isend requests a transport posts during one exchange, completed at its end.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the one-time setup message the IPC transports swap with each link's neighbour.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: where the GPU-ordered halo path's signal words live, this rank's and the mappings of
 // its neighbours'. Stream memory operations refuse cudaMemPool memory (measured on an H100,
 // driver 580: CUDA_ERROR_INVALID_VALUE for a pool's own and its imported addresses alike; see

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: host waits on GPU work that may depend on other ranks (GPU-ordered halos), bounded
 // by a stall timeout. When nothing completes for that long, the watchdog names the neighbours
 // and what became of their processes (exited, stopped, running) and throws funnel::stall_error,

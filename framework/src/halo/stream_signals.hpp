@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: 64-bit signal words written and waited on in stream order, the primitive of the
 // GPU-ordered halo path (ipc_ordered_transport). A signal only grows: a writer stores a count,
 // a waiter waits until the word holds at least the count it needs, so the order in which the

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the one operation behind pack_box / unpack_box / copy_box, for any element size.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: writing global arrays (one dataset per field) from rank blocks, shared by snapshots
 // and checkpoints: one file through collective MPI-IO, or a file per rank plus a main file whose
 // virtual datasets stitch the blocks.

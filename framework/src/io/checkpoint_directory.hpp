@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: names and bookkeeping of a checkpoint directory (no HDF5 needed).
 //
 //   <dir>/funnel.lock           directory_lock of the writing run

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the root metadata of a checkpoint file, which writer and reader must agree on, and
 // the checksum that covers all of it.
 //

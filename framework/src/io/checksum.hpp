@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: FNV-1a (64-bit) checksums of field blocks.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: making every rank of a communicator agree on success or on one error, so that a
 // failure on one rank (a file it could not write, a corrupted block it verified) surfaces on all
 // ranks as the same exception instead of leaving the others waiting in the next collective.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: file-system helpers of io (std::filesystem and POSIX errors turned into
 // funnel::system_error / funnel::error, one line naming the path).
 #pragma once

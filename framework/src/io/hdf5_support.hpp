@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: RAII ids, error handling and attribute/dataspace helpers over the HDF5 C API.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the XDMF (version 2) index of a snapshot series, as ParaView's XDMF reader wants it:
 // a temporal collection of uniform co-rectilinear grids with cell-centred attributes pointing
 // at the global datasets (virtual datasets in file_per_rank mode, read transparently by HDF5).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // allgather_fds: every rank of a node listens on <job_dir>/fd-<rank>.sock, connects to every
 // other node rank's socket and sends its descriptor (SCM_RIGHTS), then accepts one connection
 // per peer and receives theirs. Sending never waits for the peer to accept (the connection

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // job_directory: node rank 0 makes the directory (mkdtemp) and one reference file per node rank,
 // then broadcasts the name; each rank's destructor drops its reference and tries rmdir, which
 // only the last one's succeeds.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Checks shared by allgather_fds and job_directory: directories holding sockets that hand out a
 // rank's memory must be this user's alone.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal to funnel::memory_pool: the map of live allocations and the byte-limit accounting,
 // shared by both backends so bad deallocations are caught the same way everywhere.
 #pragma once

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA backend pool: a cudaMemPool_t of one device (stream-ordered cudaMallocFromPoolAsync /
 // cudaFreeAsync), optionally exportable through POSIX file descriptors, and the pools imported
 // from other processes.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host backend pool that can be shared with other processes: allocations are carved (first fit,
 // coalescing on free) out of one memfd arena mapped MAP_SHARED. Exporting the pool hands out a
 // dup of the memfd; a pointer travels as its offset in the arena. This is the host twin of a

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host backend pool: 256-byte aligned blocks from the C++ allocator. Freed blocks are cached by
 // size for reuse while the pool's reserved bytes stay within the release threshold, which is
 // what a CUDA pool does at its synchronisation points (host streams are always synchronised).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal to funnel::memory_pool: the backend-specific half of a pool. memory_pool itself keeps
 // what both backends share (live-allocation map, byte limit, argument checks, error messages).
 #pragma once

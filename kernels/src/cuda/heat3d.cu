@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA implementation of heat3d_step.
 //
 // 3D: each thread updates P adjacent x-cells in K consecutive z-planes, with one vector load of

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA implementation of heat3d_two_steps: two steps of the 3D heat stencil in one launch.
 //
 // Each block takes a column of TileX x TileY cells of `second` and marches along z through a

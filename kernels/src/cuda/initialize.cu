@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA fills of the initial fields (heat3d_initialize, jacobi2d_initialize): one thread per
 // element of the array, values from detail/initial_values.hpp, which the host fills use too (they
 // agree to the rounding of each library's sin()); padding in padded rows gets 0.

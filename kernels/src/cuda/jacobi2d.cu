@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // CUDA implementation of jacobi2d_step: 32 x 8 threads per block, each thread updating P
 // adjacent x-cells in `rows_per_thread` consecutive rows, the shape of the 3D heat kernel: one
 // vector load of P values per row (P = 4 on rows padded to 16 bytes, 2 on even strides, else 1,

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Launch shapes and small device helpers shared by the CUDA kernels of funnel::kernels.
 #pragma once
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Rows of P consecutive values loaded and stored as one vector of P * sizeof(T) bytes (at most
 // 16), and the widest such vector a region's rows allow. Shared by the CUDA stencil kernels.
 // The kernels keep their column masks and masked stores inline: a shared helper for them moved

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal interface between the dispatching front end (src/host/heat3d.cpp, jacobi2d.cpp) and
 // the three implementations (src/host, src/cuda, src/kokkos). The front end validates every
 // argument once, so the implementations receive a checked, non-empty region.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // heat3d front end: checks the arguments once, then hands the call to the chosen
 // implementation; plus the problem's exact solution and the host-side error and fill.
 #include "funnel/kernels/heat3d.hpp"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA heat3d_two_steps kernel's block shapes: which are compiled, and which one the kernel
 // takes for a region (plain C++, so that every build can name and list them).
 #include "funnel/kernels/heat3d_block_shape.hpp"

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host implementation of heat3d_step (and heat3d_two_steps, a plain loop for tests and the
 // host backend): OpenMP over (z, y) rows, a vectorisable loop along x.
 // Each cell is computed by detail::heat_update_{1,2,3}d, the same expression the CUDA and

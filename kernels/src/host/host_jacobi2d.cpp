@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Host implementation of jacobi2d_step: OpenMP over rows. The norm is summed per row in double
 // into a slot of its own and the slots are added in row order afterwards, so the norm does not
 // depend on the number of threads.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // jacobi2d front end: checks once, dispatches; plus the reference problem's layout and fill.
 #include "funnel/kernels/jacobi2d.hpp"
 

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Argument checks shared by every kernel front end: one place that says what a valid call is,
 // with messages that name the bad value and what is allowed.
 #include <cstdint>

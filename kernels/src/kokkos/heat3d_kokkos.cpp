@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Kokkos implementation of heat3d_step, on the execution-space instance of the caller's stream,
 // over the caller's arrays. 3D fields: the work split of a heat3d_variant (heat3d_variant.hpp;
 // heat3d_default_variant<T>(layout) unless the tests or the bandwidth report ask for another).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the shapes of work the Kokkos heat3d kernel can give its 3D fields, so that the
 // candidates can be measured side by side against the CUDA kernel in one process (the bandwidth
 // report of tests/kokkos/kokkos_gpu_test.cpp) and checked bitwise on every backend

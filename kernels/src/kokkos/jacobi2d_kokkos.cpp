@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Kokkos implementation of jacobi2d_step, in the CUDA kernel's shape (src/cuda/jacobi2d.cu) and
 // one source for every Kokkos backend: a team per tile of 32 columns x 8 row groups, each team
 // thread updating P = 4 adjacent x-cells in R = 4 consecutive rows, every load of its column

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Pieces shared by the Kokkos kernels: the policies over a box and over teams, the vector loads
 // of a row, the initialisation check and the host stream's completion rule.
 #pragma once

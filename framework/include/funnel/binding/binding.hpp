@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file binding.hpp
  * @brief Confirms (or makes) the rank-to-GPU binding and warns about time-sliced GPU sharing.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file binding_report.hpp
  * @brief Where one rank runs: node, GPU, how many ranks share it, and whether MPS serves them.

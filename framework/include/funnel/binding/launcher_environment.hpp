@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file launcher_environment.hpp
  * @brief What funnel-run decided for this rank, read back from the FUNNEL_* variables it sets.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file box.hpp
  * @brief A half-open box of cells in a 3D index space (2D problems use one cell along z).

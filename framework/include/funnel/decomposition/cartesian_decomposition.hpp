@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file cartesian_decomposition.hpp
  * @brief A global grid split across the ranks of an MPI communicator (MPI_Cart_create).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file field_layout.hpp
  * @brief Memory layout of one rank's field: its interior cells surrounded by a halo.

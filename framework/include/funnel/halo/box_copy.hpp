@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file box_copy.hpp
  * @brief Stream-ordered copies of a sub-box of a field: to a dense buffer (pack), from one

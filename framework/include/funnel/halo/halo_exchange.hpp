@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file halo_exchange.hpp
  * @brief Fills the ghost cells of a decomposed field with its neighbours' boundary values.

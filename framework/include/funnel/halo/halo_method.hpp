@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file halo_method.hpp
  * @brief How a halo exchange may move ghost cells (the app's `--halo auto|ipc|mpi`).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file halo_options.hpp
  * @brief How a halo exchange is built: the path it may take, the fields it exchanges, and how

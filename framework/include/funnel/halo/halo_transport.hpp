@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file halo_transport.hpp
  * @brief The path a halo exchange uses to one neighbour.

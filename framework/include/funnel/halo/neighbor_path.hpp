@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file neighbor_path.hpp
  * @brief One neighbour of a halo exchange and the path to it (for plan printouts).

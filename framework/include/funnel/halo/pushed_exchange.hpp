@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pushed_exchange.hpp
  * @brief An exchange done by the update kernel itself: it writes the cells of its faces straight

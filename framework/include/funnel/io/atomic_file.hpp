@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file atomic_file.hpp
  * @brief Durable, atomic file-system updates: fsync of files and directories, atomic replace.

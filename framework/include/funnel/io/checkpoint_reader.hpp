@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file checkpoint_reader.hpp
  * @brief Validating reader of checkpoints, for restarts with any number of ranks.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file checkpoint_writer.hpp
  * @brief Atomic, checksummed checkpoints that survive a writer killed at any instant.

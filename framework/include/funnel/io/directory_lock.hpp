@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file directory_lock.hpp
  * @brief One writer per directory: a lock file naming its owner's host and pid.

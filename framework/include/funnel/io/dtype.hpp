@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file dtype.hpp
  * @brief Element types funnel writes to and reads from HDF5 files.

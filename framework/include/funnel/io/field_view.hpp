@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file field_view.hpp
  * @brief A named, typed, non-owning view of one rank's field in host memory.

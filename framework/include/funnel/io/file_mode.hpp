@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file file_mode.hpp
  * @brief How the ranks' blocks of a global array reach the file system.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file grid_block.hpp
  * @brief One rank's block of a global grid and how it sits in the rank's memory.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file regular_file.hpp
  * @brief Bounded reads of small input files that must be regular files.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file snapshot_writer.hpp
  * @brief HDF5 snapshots of global fields plus an XDMF index that ParaView opens as a series.

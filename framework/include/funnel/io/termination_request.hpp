@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file termination_request.hpp
  * @brief SIGTERM/SIGUSR1 turned into a flag that a time-stepping loop polls collectively.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file fd_exchange.hpp
  * @brief Passing file descriptors between the MPI ranks of one node (Unix sockets, SCM_RIGHTS).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file job_directory.hpp
  * @brief A private directory the ranks of one node share for one job (e.g. for allgather_fds).

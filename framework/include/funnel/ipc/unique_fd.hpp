@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file unique_fd.hpp
  * @brief Move-only owner of a POSIX file descriptor.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file execution_space.hpp
  * @brief Kokkos execution-space instances that run in a funnel stream's order.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file scope_guard.hpp
  * @brief Initialises Kokkos for the lifetime of a scope, on the device funnel bound the rank to.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file unmanaged_view.hpp
  * @brief Unmanaged Kokkos views over funnel's memory: pool buffers, pinned buffers, fields.

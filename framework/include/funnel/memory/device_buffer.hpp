@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file device_buffer.hpp
  * @brief Typed owner of one memory_pool allocation, returned to the pool on its stream.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file ipc_pointer.hpp
  * @brief A pool allocation described so that another process can map it.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file memory_pool.hpp
  * @brief Stream-ordered memory pool of either backend (cudaMemPool_t or host memory).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file memory_pool_options.hpp
  * @brief How a funnel::memory_pool is created.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pool_statistics.hpp
  * @brief Memory held and handed out by a funnel::memory_pool.

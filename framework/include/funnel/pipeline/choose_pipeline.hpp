@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file choose_pipeline.hpp
  * @brief Auto-tuning: C, S and k from the probe, the device budget and the user's overrides.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file chunk.hpp
  * @brief One chunk of a chunk_plan: what is copied in, what is updated, what is copied out.

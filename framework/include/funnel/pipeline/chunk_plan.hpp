@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file chunk_plan.hpp
  * @brief Splits a rank's field into slabs of planes that the pipeline streams through the GPU.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file host_staging.hpp
  * @brief Whether the pipeline copies host data through its own pinned staging buffers.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file neighbour_faces.hpp
  * @brief Which faces of a rank's box have a neighbour whose values fill that side's halo.

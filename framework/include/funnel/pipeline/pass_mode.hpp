@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pass_mode.hpp
  * @brief What one executor pass runs: the real pipeline, or one of the benchmark baselines.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_benchmark.hpp
  * @brief The core of `funnel-bench pipeline`: serial vs pipelined vs the bound, in one run.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_benchmark_result.hpp
  * @brief The pipeline benchmark's figures: serial vs pipelined vs the bound.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_choice.hpp
  * @brief The chunk count, slots and steps per pass the pipeline will use, and why.

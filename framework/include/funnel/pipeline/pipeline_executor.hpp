@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_executor.hpp
  * @brief Streams a host-resident field through the device chunk by chunk, k steps per pass.

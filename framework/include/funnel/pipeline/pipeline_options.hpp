@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_options.hpp
  * @brief Creation options of a funnel::pipeline_executor.

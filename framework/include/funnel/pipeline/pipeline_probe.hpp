@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_probe.hpp
  * @brief Link bandwidths and kernel rate measured by a short probe, for choose_pipeline.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file event_ipc_handle.hpp
  * @brief The bytes that identify an interprocess event to another process.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file event_view.hpp
  * @brief Non-owning view of a funnel event (CUDA event or host event).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file graph.hpp
  * @brief A CUDA graph captured from a stream's work, instantiated once and launched many times.

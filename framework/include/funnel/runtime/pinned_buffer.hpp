@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pinned_buffer.hpp
  * @brief Owning, move-only page-locked host buffer (allocated or registered).

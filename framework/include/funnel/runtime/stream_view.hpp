@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file stream_view.hpp
  * @brief Non-owning view of a funnel stream (CUDA stream or host in-order stream).

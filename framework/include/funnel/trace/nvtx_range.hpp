@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file nvtx_range.hpp
  * @brief RAII NVTX range for Nsight Systems timelines (a no-op in builds without CUDA).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file trace_recorder.hpp
  * @brief Collects spans per track and writes them as Chrome trace JSON (opens in Perfetto).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file trace_span.hpp
  * @brief One timed span on a trace track (a Chrome trace "complete" event).

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Internal: the device loop of one strided copy, shared by the copy kernels (strided_copy.cu)
 // and the exchange's kernel (kernel_signals.cu). The copy runs as the rows of its plan
 // (copy_rows.hpp, made on the host and passed with the copy): each piece of a row is `lanes`

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The GPU-ordered exchange of one axis as one kernel (see kernel_signals.hpp).
 #include <cuda_runtime.h>
 

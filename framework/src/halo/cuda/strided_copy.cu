@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // The CUDA kernel behind pack_box / unpack_box / copy_box.
 #include <cuda_runtime.h>
 

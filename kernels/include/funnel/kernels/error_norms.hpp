@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file error_norms.hpp
  * @brief Error of a field against an exact solution, in a form that reduces across ranks.

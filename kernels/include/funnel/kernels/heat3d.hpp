@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file heat3d.hpp
  * @brief The heat equation stencil (7-point in 3D) and its exact solution.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file heat3d_block_shape.hpp
  * @brief The block shapes of the CUDA heat3d_two_steps kernel, for measuring them against each

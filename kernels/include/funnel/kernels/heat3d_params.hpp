@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file heat3d_params.hpp
  * @brief The coefficient of one explicit Euler step of the heat equation.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file implementation.hpp
  * @brief Which implementation of a stencil kernel runs: CUDA, host C++ or Kokkos.

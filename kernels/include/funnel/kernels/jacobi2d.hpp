@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file jacobi2d.hpp
  * @brief The 2D 5-point Jacobi relaxation of NVIDIA's multi-gpu-programming-models.

@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file binding_plan.hpp
  * @brief The decisions funnel::binding makes, as pure functions (testable without MPI or a GPU).

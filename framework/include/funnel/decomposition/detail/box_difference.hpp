@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file box_difference.hpp
  * @brief The cells of one box outside another, as at most six disjoint slabs (the pipeline's

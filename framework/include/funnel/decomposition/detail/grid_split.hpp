@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file grid_split.hpp
  * @brief The arithmetic of a Cartesian split, without a communicator (used by

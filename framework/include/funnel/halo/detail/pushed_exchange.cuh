@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 // Device side of funnel::pushed_exchange, and the signal wait every GPU-ordered exchange kernel
 // uses. For CUDA sources only.
 #pragma once

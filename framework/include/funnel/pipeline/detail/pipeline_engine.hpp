@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file pipeline_engine.hpp
  * @brief Type-erased core of funnel::pipeline_executor (bytes and void pointers).

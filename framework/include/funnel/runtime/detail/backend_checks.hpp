@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file backend_checks.hpp
  * @brief Argument checks shared by the runtime's types and the layers built on them.

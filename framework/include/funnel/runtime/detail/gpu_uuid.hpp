@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file gpu_uuid.hpp
  * @brief Formats the 16 bytes of a CUDA device UUID the way nvidia-smi prints them.

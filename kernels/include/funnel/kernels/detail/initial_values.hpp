@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file initial_values.hpp
  * @brief Initial and boundary values of the two problems, shared by the host and CUDA fills.

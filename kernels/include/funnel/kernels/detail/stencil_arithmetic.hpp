@@ -1,3 +1,5 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
 /**
  * @file stencil_arithmetic.hpp
  * @brief The per-cell arithmetic of every stencil, written once for CUDA, host and Kokkos.
