@@ -41,7 +41,17 @@ if(NOT FUNNEL_ENABLE_CUDA STREQUAL "OFF")
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
-      set(CMAKE_CUDA_ARCHITECTURES 90 CACHE STRING "CUDA architectures to build for")
+      # Machine code for Volta, Ampere and Hopper and Hopper's PTX, which the driver compiles for
+      # newer GPUs. CUDA 13 no longer builds for Volta: Turing takes its place there. A build
+      # for one GPU only is faster: -DCMAKE_CUDA_ARCHITECTURES=native (or 90).
+      execute_process(COMMAND ${CMAKE_CUDA_COMPILER} --version OUTPUT_VARIABLE _funnel_nvcc
+                      ERROR_QUIET)
+      set(_funnel_oldest 70)
+      if(_funnel_nvcc MATCHES "release ([0-9]+)\\." AND CMAKE_MATCH_1 GREATER_EQUAL 13)
+        set(_funnel_oldest 75)
+      endif()
+      set(CMAKE_CUDA_ARCHITECTURES "${_funnel_oldest}-real;80-real;90-real;90-virtual"
+          CACHE STRING "CUDA architectures to build for")
     endif()
     enable_language(CUDA)
     set(CMAKE_CUDA_STANDARD 17)

@@ -8,7 +8,7 @@ install(TARGETS funnel_framework funnel_kernels EXPORT FunnelTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/framework/include/ ${PROJECT_SOURCE_DIR}/kernels/include/
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp")
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.hpp" PATTERN "*.cuh")
 install(FILES ${PROJECT_BINARY_DIR}/framework/include/funnel/config.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/funnel)
 

@@ -74,7 +74,11 @@ fi
 
 step "install + downstream example (find_package(Funnel))"
 cmake --install "${build}" >/dev/null
-cmake -S examples/consumer -B "${build}/consumer" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install"
+# The consumer's own CUDA code (when funnel has CUDA) for Ampere only, not funnel's default set:
+# the installed device headers must serve any architecture.
+cuda_compiler=$(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "${build}/CMakeCache.txt")
+cmake -S examples/consumer -B "${build}/consumer" -G Ninja -DCMAKE_PREFIX_PATH="${build}/install" \
+  -DCMAKE_CUDA_ARCHITECTURES=80 ${cuda_compiler:+-DCMAKE_CUDA_COMPILER="${cuda_compiler}"}
 cmake --build "${build}/consumer"
 "${build}/consumer/funnel-consumer"
 

@@ -14,7 +14,23 @@
 #include <utility>
 #include <vector>
 
+#if FUNNEL_CONSUMER_CUDA
+#include <cuda_runtime_api.h>
+
+#include <funnel/halo/pushed_exchange.hpp>
+// pushed_face.cu: a kernel of this code's own on funnel's device-side header.
+void launch_push_cells(const funnel::pushed_exchange& push, const double* values, long long nx,
+                       cudaStream_t stream);
+#endif
+
 int main() {
+#if FUNNEL_CONSUMER_CUDA
+  // Linked, not run: the kernel needs a neighbour to push to.
+  void (*volatile linked)(const funnel::pushed_exchange&, const double*, long long, cudaStream_t) =
+      &launch_push_cells;
+  std::printf("funnel-consumer: own CUDA kernel on funnel's device header linked (%s)\n",
+              linked != nullptr ? "yes" : "no");
+#endif
   try {
     const funnel::backend_kind backend = funnel::select_backend("auto");
     const funnel::index3 n{32, 32, 32};
