@@ -29,8 +29,9 @@ constexpr std::size_t echo_limit = 80;
 
 /**
  * @brief A message made safe to print as one line: control characters escaped (`\n`, `\xNN`,
- * and the UTF-8 C1 controls and line separators as `\uNNNN`), at most 2000 characters (input it
- * quotes is already cut by echo()).
+ * and the UTF-8 C1 controls and line separators as `\uNNNN`); a long one keeps its first 240
+ * and last 100 characters around its size, so the line stays under 400 characters and still
+ * ends with what is wrong.
  * @param message the text
  */
 [[nodiscard]] std::string printable(std::string_view message);

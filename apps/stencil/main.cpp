@@ -46,7 +46,7 @@ bool prepare_collectively(const std::vector<std::string>& args,
   try {
     config = funnel::stencil::prepare(args);
   } catch (const std::exception& e) {
-    message = e.what();
+    message = funnel::user_message(e);
   }
   int first_bad = message.empty() ? INT32_MAX : rank;
   MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
@@ -114,7 +114,7 @@ int main(int argc, char** argv) {
   try {
     termination.emplace();
   } catch (const std::exception& e) {
-    print_error(e.what());
+    print_error(funnel::user_message(e));
     return exit_failure;
   }
   funnel::stencil::settle_module_loading();  // before MPI_Init: an MPI library may start CUDA
@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
     // Printed once already, and thrown on every rank: all of them can finish cleanly.
     status = exit_usage;
   } catch (const std::exception& e) {
-    return end_with_error(errors, e.what(), status_of(e));
+    return end_with_error(errors, funnel::user_message(e), status_of(e));
   }
   MPI_Comm_free(&errors);
   MPI_Finalize();

@@ -475,6 +475,9 @@ options parse_options(const std::vector<std::string>& args) {
     throw invalid_argument(as_written(app::describe(e)));
   }
   app::reject_extras(app, "funnel-stencil --help");
+  if (app.count("--config") > 0 && raw.config.empty()) {
+    throw invalid_argument("--config '' is not valid: expected the path of a 'key = value' file");
+  }
   if (!raw.config.empty()) {
     const std::string text = read_config_file(raw.config);
     // Every line of the file is checked on an app of its own first (CLI11 skips the lines of

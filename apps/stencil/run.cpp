@@ -219,7 +219,7 @@ void check_collectively(MPI_Comm comm, const Check& check) {
   try {
     check();
   } catch (const invalid_argument& e) {
-    message = e.what();
+    message = e.message();
   }
   int first_bad = message.empty() ? std::numeric_limits<int>::max() : rank;
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first_bad, 1, MPI_INT, MPI_MIN, comm), "run");
@@ -485,7 +485,7 @@ std::int64_t chunk_end(std::int64_t step, std::int64_t chunk, std::int64_t first
 }
 
 void abort_job(int rank, const std::exception& e) {
-  std::fprintf(stderr, "funnel-stencil: rank %d: %s\n", rank, e.what());
+  std::fprintf(stderr, "funnel-stencil: rank %d: %s\n", rank, user_message(e).c_str());
   std::fflush(stderr);
   MPI_Abort(MPI_COMM_WORLD, exit_failure);
   std::exit(exit_failure);  // MPI_Abort does not return; in case the library's does
@@ -546,6 +546,24 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   if (opts.restart) {
     restart = std::make_unique<restart_source>(comm, opts, decomposition.global_cells(),
                                                field_name_of(opts.problem));
+    const std::int64_t at = restart->step();
+    if (at > *opts.steps) {
+      throw invalid_argument("--steps " + std::to_string(*opts.steps) +
+                             " is before the checkpoint's step " + std::to_string(at) + " ('" +
+                             restart->path() + "'): give --steps " + std::to_string(at) +
+                             " or more to continue the series");
+    }
+    if (at == *opts.steps) {
+      // A finished series (a requeued job that already ran to its end): say so, run nothing.
+      if (rank == 0) {
+        std::printf(
+            "funnel-stencil: nothing left to run: the checkpoint '%s' is at step %lld, "
+            "the --steps given\n",
+            restart->path().c_str(), static_cast<long long>(at));
+        std::fflush(stdout);
+      }
+      return exit_success;
+    }
   }
   const std::size_t element_size = element_size_of(*opts.dtype);
   memory_pool pool(backend, field_pool_options(opts, decomposition.layout(), element_size));
@@ -601,6 +619,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
           static_cast<long long>(s->step()), exit_requeue);
       std::fflush(stdout);
     }
+    s->close();  // every rank is here: the exchange ends as after the last step
     return exit_requeue;
   }
 

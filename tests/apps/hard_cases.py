@@ -163,6 +163,8 @@ def case_early_signal(ctx, ranks):
           "no 'stopped by a signal before the first step' line")
     check(not os.path.exists(os.path.join(ctx.workdir, "ckpt", "latest")),
           "a checkpoint was written for step 0")
+    check("destroyed without close" not in err,
+          "a rank stopped before its first step left its halo exchange open:\n" + err[-800:])
 
 
 def exit_table(text):

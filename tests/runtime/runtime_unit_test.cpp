@@ -503,3 +503,22 @@ TEST(Backend, OnlyNoDeviceOrNoDriverMeansNoGpu) {
 
 }  // namespace
 }  // namespace funnel
+
+// A failed check says where in funnel it failed (what()), but the line a program prints for its
+// user (message(), user_message()) is the message alone, without a source path.
+TEST(Error, ExpectsKeepsTheLocationOutOfTheUsersLine) {
+  try {
+    FUNNEL_EXPECTS(1 + 1 == 3, "the sum is not three");
+    FAIL() << "FUNNEL_EXPECTS did not throw";
+  } catch (const funnel::invalid_argument& e) {
+    EXPECT_EQ(e.message(), "the sum is not three");
+    EXPECT_EQ(funnel::user_message(e), "the sum is not three");
+    const std::string what = e.what();
+    EXPECT_EQ(what.rfind("the sum is not three [expected 1 + 1 == 3 at ", 0), 0U) << what;
+    EXPECT_NE(what.find("runtime_unit_test.cpp:"), std::string::npos) << what;
+  }
+  const funnel::unsupported plain("no GPU here");
+  EXPECT_EQ(plain.message(), "no GPU here");
+  const std::runtime_error other("not funnel's");
+  EXPECT_EQ(funnel::user_message(other), "not funnel's");
+}

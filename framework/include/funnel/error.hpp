@@ -21,7 +21,30 @@ namespace funnel {
 class error : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  /**
+   * @param message what went wrong, for the user
+   * @param where where funnel's code found it (e.g. " [expected ... at file:line]"); what()
+   *        carries it after the message, message() leaves it out
+   */
+  error(const std::string& message, const std::string& where)
+      : std::runtime_error(message + where), message_length_(message.size()) {}
+  /// @brief what() without the source location a check may have added: the line an
+  /// application prints for its user.
+  [[nodiscard]] std::string message() const {
+    const std::string text = what();
+    return message_length_ == npos ? text : text.substr(0, message_length_);
+  }
+
+ private:
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  std::size_t message_length_ = npos;
 };
+
+/// @brief e.message() for funnel's exceptions, e.what() for others.
+[[nodiscard]] inline std::string user_message(const std::exception& e) {
+  if (const auto* f = dynamic_cast<const error*>(&e)) return f->message();
+  return e.what();
+}
 
 /// @brief A precondition failed: a bad argument or a call in the wrong state.
 class invalid_argument : public error {

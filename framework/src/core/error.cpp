@@ -95,7 +95,7 @@ void check_mpi(int code, const char* call, const char* file, int line, const std
 }
 
 void fail_expects(const char* cond, const char* file, int line, const std::string& msg) {
-  throw invalid_argument(msg + " [expected " + cond + " at " + where(file, line) + "]");
+  throw invalid_argument(msg, std::string(" [expected ") + cond + " at " + where(file, line) + "]");
 }
 
 void fail_system(int errnum, const char* call, const char* file, int line,

@@ -30,7 +30,18 @@ std::string text(const box& b) { return "[" + text(b.lo) + ", " + text(b.hi) + "
 // write (sticky) may be theirs, and is never taken in its place.
 std::string resolve_main_file(const std::string& path) {
   if (!detail::exists(path)) throw error("checkpoint '" + path + "' does not exist");
-  if (!detail::is_directory(path)) return path;
+  if (!detail::is_directory(path)) {
+    // Only a checkpoint's own file: a snapshot, /dev/null or any other file is refused by name
+    // here, not later as a checkpoint of an older format.
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    if (name != detail::checkpoint_file_name) {
+      throw error("'" + path +
+                  "' is not a checkpoint: give a checkpoint directory (ckpt-<step>), "
+                  "the directory that holds their 'latest', or a checkpoint's '" +
+                  detail::checkpoint_file_name + "'");
+    }
+    return path;
+  }
   const std::string direct = detail::join(path, detail::checkpoint_file_name);
   const auto latest = checkpoint_reader::latest(path);
   if (!latest && detail::exists(direct)) {
