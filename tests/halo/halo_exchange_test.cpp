@@ -257,7 +257,7 @@ void run_scenario(const scenario& s, halo_method method) {
 template <class T>
 void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle_length = 2,
                         std::chrono::milliseconds linger = std::chrono::milliseconds(0),
-                        bool faces_only = false) {
+                        bool faces_only = false, bool kernel_signals = false) {
   const std::string what = s.name + " cycle of " + std::to_string(cycle_length) + " " +
                            funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
@@ -279,6 +279,7 @@ void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle
     o.field_cycle.assign(fields.begin(),
                          fields.begin() + static_cast<std::ptrdiff_t>(cycle_length));
     o.faces_only = faces_only;
+    if (kernel_signals) o.signals = funnel::halo_signals::kernel;
     funnel::halo_exchange exchange(d, test_backend, pool, sizeof(T), o);
     for (const auto& p : exchange.paths()) {
       if (p.rank == d.rank()) continue;
@@ -350,14 +351,13 @@ INSTANTIATE_TEST_SUITE_P(Methods, HaloExchangeCycle, every_method(), method_name
 // ghost must hold its neighbour's value, and odd ranks read late (a neighbour that wrote the
 // next exchange's ghosts too early would be seen). Elsewhere the option changes nothing.
 TEST(HaloExchangeFacesOnly, EveryFaceGhostHoldsItsNeighboursValue) {
-  if (test_backend == funnel::backend_kind::cuda) {
-    ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
-  }
+  const bool kernel = test_backend == funnel::backend_kind::cuda;
   for (const auto& s : scenarios()) {
-    run_cycle_scenario<float>(s, halo_method::automatic, 2, std::chrono::milliseconds(2), true);
-    run_cycle_scenario<double>(s, halo_method::automatic, 2, std::chrono::milliseconds(0), true);
+    run_cycle_scenario<float>(s, halo_method::automatic, 2, std::chrono::milliseconds(2), true,
+                              kernel);
+    run_cycle_scenario<double>(s, halo_method::automatic, 2, std::chrono::milliseconds(0), true,
+                               kernel);
   }
-  ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
 }
 
 // A CUDA graph of two exchanges (one per field of the cycle), captured once and launched three
@@ -367,7 +367,6 @@ TEST(HaloExchangeFacesOnly, EveryFaceGhostHoldsItsNeighboursValue) {
 // of this rank, so they are read in stream order, as a stencil would). On the host backend
 // nothing can be replayed, and replayed() says so.
 TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
-  ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
   const scenario s = scenarios().front();
   funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
   d.set_row_align(s.row_align);
@@ -384,6 +383,7 @@ TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
   {
     funnel::halo_options o;
     o.field_cycle = {buffers[0], buffers[1]};
+    o.signals = funnel::halo_signals::kernel;
     funnel::halo_exchange exchange(d, test_backend, pool, sizeof(double), o);
     if (test_backend == funnel::backend_kind::host) {
       EXPECT_FALSE(exchange.replayable());
@@ -423,7 +423,6 @@ TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
     }
     exchange.close();
   }
-  ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
   for (double* b : buffers) pool.deallocate(stream, b, bytes);
   pool.deallocate(stream, staging, bytes);
   stream.synchronize();
@@ -454,8 +453,7 @@ struct two_fields {
 
 // Pushed exchanges (halo_exchange::push_next): on CUDA with kernel signals and a two-field cycle
 // the next exchange is handed out in cycle order, one face per neighbour, counted as enqueued;
-// FUNNEL_HALO_PUSH=off (the default) and the host backend never push, and a bad value is
-// refused naming it.
+// push off (the default) and the host backend never push.
 // (The kernels that push run in the app's GPU tests: stencil_gpu_heat3d_kernel_signals.)
 TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {24, 20, 1}, 1);
@@ -465,21 +463,13 @@ TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
   void* b = fields.b;
   funnel::halo_options o;
   o.field_cycle = {a, b};
-  ASSERT_EQ(setenv("FUNNEL_HALO_PUSH", "sometimes", 1), 0);
-  try {
-    funnel::halo_exchange refused(d, test_backend, pool, sizeof(float), o);
-    ADD_FAILURE() << "FUNNEL_HALO_PUSH=sometimes was accepted";
-  } catch (const funnel::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("FUNNEL_HALO_PUSH 'sometimes'"), std::string::npos)
-        << e.what();
-  }
-  ASSERT_EQ(setenv("FUNNEL_HALO_SIGNALS", "kernel", 1), 0);
-  for (const char* push : {"off", "on"}) {
-    ASSERT_EQ(setenv("FUNNEL_HALO_PUSH", push, 1), 0);
+  o.signals = funnel::halo_signals::kernel;
+  for (const bool push : {false, true}) {
+    o.push = push;
     funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), o);
-    const bool expected = test_backend == funnel::backend_kind::cuda && std::string(push) == "on" &&
-                          !exchange.paths().empty();
-    EXPECT_EQ(exchange.pushable(), expected) << "FUNNEL_HALO_PUSH=" << push;
+    const bool expected =
+        test_backend == funnel::backend_kind::cuda && push && !exchange.paths().empty();
+    EXPECT_EQ(exchange.pushable(), expected) << "push " << push;
     if (!expected) {
       EXPECT_THROW((void)exchange.push_next(fields.stream, a), funnel::invalid_argument);
     } else {
@@ -501,8 +491,6 @@ TEST(HaloExchangePush, NextExchangeIsHandedOutInCycleOrder) {
     }
     exchange.close();
   }
-  ASSERT_EQ(unsetenv("FUNNEL_HALO_PUSH"), 0);
-  ASSERT_EQ(unsetenv("FUNNEL_HALO_SIGNALS"), 0);
 }
 
 // Fields of a bound cycle must come in cycle order: another order would make the neighbours

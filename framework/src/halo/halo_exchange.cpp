@@ -25,6 +25,7 @@
 #include "funnel/runtime/device.hpp"
 #include "funnel/trace/nvtx_range.hpp"
 #include "halo_link.hpp"
+#include "halo_settings.hpp"
 #include "ipc_handshake_transport.hpp"
 #include "ipc_ordered_transport.hpp"
 #include "local_transport.hpp"
@@ -78,42 +79,14 @@ class comm_owner {
   MPI_Comm comm_ = MPI_COMM_NULL;
 };
 
-// FUNNEL_HALO_TIMEOUT (seconds, a positive integer) overrides the stall timeout.
-std::chrono::milliseconds stall_timeout(std::chrono::milliseconds given) {
-  const char* text = std::getenv("FUNNEL_HALO_TIMEOUT");
-  if (text == nullptr || *text == '\0') return given;
-  const std::string value(text);
-  FUNNEL_EXPECTS(value.size() <= 7 && value.find_first_not_of("0123456789") == std::string::npos &&
-                     std::stoll(value) > 0,
-                 "FUNNEL_HALO_TIMEOUT '" + value.substr(0, 40) +
-                     "' is not allowed (whole seconds from 1 to 9999999)");
-  return std::chrono::seconds(std::stoll(value));
-}
-
 // Whether the GPU-ordered path signals with its own kernel (kernel_signals.hpp) rather than
 // stream memory operations: under MPS (the ranks' kernels run together, and a memory operation
 // costs each client's step about 2 µs of the GPU's front end, one client at a time) or where the
 // rank has its GPU to itself (its kernels can be captured in graphs and launched again), unless
-// FUNNEL_HALO_SIGNALS says otherwise: `kernel` or `stream` (tests take both paths with or
-// without MPS), `auto` (the default).
-// FUNNEL_HALO_PUSH: `on` lets halo_exchange::pushable() say yes where it can, `off` (the
-// default) never. Off by default because it measured slower (docs/halo.md, "Pushed exchanges").
-bool push_wanted() {
-  const char* text = std::getenv("FUNNEL_HALO_PUSH");
-  const std::string choice = text == nullptr || *text == '\0' ? "off" : text;
-  FUNNEL_EXPECTS(choice == "on" || choice == "off",
-                 "FUNNEL_HALO_PUSH '" + choice.substr(0, 40) + "' is not allowed (on or off)");
-  return choice == "on";
-}
-
-bool kernel_signals_wanted(backend_kind backend, bool gpu_alone) {
-  const char* text = std::getenv("FUNNEL_HALO_SIGNALS");
-  const std::string choice = text == nullptr || *text == '\0' ? "auto" : text;
-  FUNNEL_EXPECTS(
-      choice == "auto" || choice == "kernel" || choice == "stream",
-      "FUNNEL_HALO_SIGNALS '" + choice.substr(0, 40) + "' is not allowed (auto, kernel or stream)");
+// the settings say kernel or stream (tests take both paths with or without MPS).
+bool kernel_signals_wanted(backend_kind backend, halo_signals choice, bool gpu_alone) {
   if (backend != backend_kind::cuda) return false;
-  if (choice != "auto") return choice == "kernel";
+  if (choice != halo_signals::automatic) return choice == halo_signals::kernel;
   // A rank alone on its GPU has no context to time-slice with: its waiting block holds nobody up.
   if (gpu_alone) return true;
   int mps = 0;
@@ -143,7 +116,7 @@ class halo_exchange::impl {
         arrive_first_(options.field_cycle.size() == 1 ||
                       (options.steps_per_exchange > 1 && !options.ghosts_read_only)),
         faces_only_(options.faces_only && options.steps_per_exchange == 1),
-        push_wanted_(push_wanted()) {
+        settings_(detail::resolve(options, detail::halo_environment::process())) {
     FUNNEL_EXPECTS(
         element_size == 4 || element_size == 8,
         "element size " + std::to_string(element_size) + " is not 4 (float) or 8 (double) bytes");
@@ -162,7 +135,11 @@ class halo_exchange::impl {
     FUNNEL_MPI_TRY(MPI_Comm_dup(d.comm(), &dup), "halo_exchange: private communicator");
     comm_ = comm_owner(dup);
     rank_ = d.rank();
-    watchdog_ = detail::stall_watchdog(stall_timeout(options.stall_timeout), {});
+    FUNNEL_EXPECTS(settings_.stall_timeout.count() > 0,
+                   "halo_exchange: a stall timeout of " +
+                       std::to_string(settings_.stall_timeout.count()) +
+                       " ms is not allowed (1 ms or more)");
+    watchdog_ = detail::stall_watchdog(settings_.stall_timeout, {});
     // A pool that can be exported serves IPC, and its memory is safe to hand to CUDA-aware MPI.
     unique_fd pool_fd;
     try {
@@ -266,7 +243,7 @@ class halo_exchange::impl {
   }
 
   [[nodiscard]] bool pushable() const noexcept {
-    return push_wanted_ && replayable() && cycle_.size() == 2 && steps_per_exchange_ == 1 &&
+    return settings_.push && replayable() && cycle_.size() == 2 && steps_per_exchange_ == 1 &&
            !transports_.empty() &&
            std::all_of(transports_.begin(), transports_.end(),
                        [](const auto& t) { return t->pushable(); });
@@ -354,9 +331,10 @@ class halo_exchange::impl {
     // Every rank of the node must export its pool for any of them to use IPC (allgather_fds
     // is collective over the node); the GPU-ordered path needs a cycle and stream signals on
     // every rank of the node, kernel signals a GPU that no two ranks time-slice.
-    int node_can[3] = {my_fd.valid() ? 1 : 0,
-                       !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0,
-                       !cycle_.empty() && kernel_signals_wanted(backend_, gpu_alone) ? 1 : 0};
+    int node_can[3] = {
+        my_fd.valid() ? 1 : 0,
+        !cycle_.empty() && detail::stream_signals_supported(backend_) ? 1 : 0,
+        !cycle_.empty() && kernel_signals_wanted(backend_, settings_.signals, gpu_alone) ? 1 : 0};
     FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, node_can, 3, MPI_INT, MPI_MIN, node_comm_.get()),
                    "halo_exchange: can the node's pools be exported");
     const bool ordered = node_can[1] == 1;
@@ -556,7 +534,7 @@ class halo_exchange::impl {
   int steps_per_exchange_;
   bool arrive_first_;  // every exchange starts with the arrival handshake (ipc_ordered_transport)
   bool faces_only_;    // the caller reads face ghosts only (halo_options::faces_only)
-  bool push_wanted_;
+  detail::halo_settings settings_;  // the options, then the environment, then the defaults
   comm_owner comm_;
   comm_owner node_comm_;
   int rank_ = 0;

@@ -5,6 +5,7 @@
 
 #include "funnel/error.hpp"
 #include "funnel/halo/halo_method.hpp"
+#include "funnel/halo/halo_signals.hpp"
 #include "funnel/halo/halo_transport.hpp"
 #include "funnel/halo/neighbor_path.hpp"
 
@@ -27,6 +28,26 @@ halo_method parse_halo_method(std::string_view text) {
     if (text == to_string(m)) return m;
   }
   throw invalid_argument("halo method '" + std::string(text) + "' is not auto, ipc or mpi");
+}
+
+std::string to_string(halo_signals signals) {
+  switch (signals) {
+    case halo_signals::automatic:
+      return "auto";
+    case halo_signals::kernel:
+      return "kernel";
+    case halo_signals::stream:
+      return "stream";
+  }
+  return "unknown";
+}
+
+halo_signals parse_halo_signals(std::string_view text) {
+  for (halo_signals s : {halo_signals::automatic, halo_signals::kernel, halo_signals::stream}) {
+    if (text == to_string(s)) return s;
+  }
+  throw invalid_argument("halo signals '" + std::string(text.substr(0, 40)) +
+                         "' is not auto, kernel or stream");
 }
 
 std::string to_string(halo_transport transport) {

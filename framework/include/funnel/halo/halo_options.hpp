@@ -8,13 +8,22 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <vector>
 
 #include "funnel/halo/halo_method.hpp"
+#include "funnel/halo/halo_signals.hpp"
 
 namespace funnel {
 
-/// @brief Options of a funnel::halo_exchange.
+/**
+ * @brief Options of a funnel::halo_exchange.
+ *
+ * The three settings a job may also give in the environment (stall_timeout, signals, push) are
+ * optional here: a value the caller sets wins; an unset one takes the environment variable, read
+ * once per process, else the default. So a library call means what it says, and a job script can
+ * still tune what the code leaves open.
+ */
 struct halo_options {
   /// @brief automatic, ipc or mpi (see halo_method).
   halo_method method = halo_method::automatic;
@@ -57,11 +66,22 @@ struct halo_options {
    */
   bool faces_only = false;
   /**
-   * @brief How long halo_exchange::wait(), and on the host backend a wait for a neighbour's
-   * signal, may see no progress before funnel::stall_error is thrown. The environment
-   * variable FUNNEL_HALO_TIMEOUT (seconds) overrides it.
+   * @brief How long halo_exchange::wait(), and a wait for a neighbour's signal (on the GPU
+   * too), may see no progress before funnel::stall_error is thrown. Unset: FUNNEL_HALO_TIMEOUT
+   * (whole seconds, 1 to 9999999), else 60 s.
    */
-  std::chrono::milliseconds stall_timeout{std::chrono::seconds(60)};
+  std::optional<std::chrono::milliseconds> stall_timeout;
+  /**
+   * @brief How GPU-ordered exchanges signal (see halo_signals). Unset: FUNNEL_HALO_SIGNALS
+   * (auto, kernel or stream), else automatic. Every rank of a node must resolve to the same.
+   */
+  std::optional<halo_signals> signals;
+  /**
+   * @brief Whether halo_exchange::pushable() may say yes (see push_next()). Unset:
+   * FUNNEL_HALO_PUSH (on or off), else off: pushed steps measured slower (docs/halo.md,
+   * "Pushed exchanges").
+   */
+  std::optional<bool> push;
 };
 
 }  // namespace funnel

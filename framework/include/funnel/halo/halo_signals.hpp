@@ -1,0 +1,34 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file halo_signals.hpp
+ * @brief How the GPU-ordered halo path signals between neighbours.
+ */
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace funnel {
+
+/**
+ * @brief How GPU-ordered exchanges order their copies (halo_options::signals).
+ *
+ * `kernel`: the exchange's own kernel copies, signals and waits (its work can be captured in a
+ * CUDA graph and launched again). `stream`: stream memory operations write and wait on the
+ * signal words (the host passes each exchange's count). `automatic`: kernel where MPS serves the
+ * node's ranks or each rank has its GPU to itself, stream otherwise (time-sliced ranks: a
+ * waiting kernel would hold its context's slice while the neighbour cannot run).
+ */
+enum class halo_signals { automatic, kernel, stream };
+
+/// @brief "auto", "kernel" or "stream".
+[[nodiscard]] std::string to_string(halo_signals signals);
+
+/**
+ * @brief The value named by `text` ("auto", "kernel" or "stream").
+ * @throw funnel::invalid_argument naming the text and what is allowed
+ */
+[[nodiscard]] halo_signals parse_halo_signals(std::string_view text);
+
+}  // namespace funnel
