@@ -279,10 +279,10 @@ void agree_on_rank0_write(MPI_Comm comm, const Write& write) {
 void gather_fallback(MPI_Comm comm, const std::string& mine, plan_info& p) {
   int rank = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "run");
-  int counts[1] = {mine.empty() ? 0 : 1};
-  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, counts, 1, MPI_INT, MPI_SUM, comm), "run");
-  p.halo_fallback_ranks = counts[0];
-  if (counts[0] == 0) return;
+  int ranks = mine.empty() ? 0 : 1;
+  FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &ranks, 1, MPI_INT, MPI_SUM, comm), "run");
+  p.halo_fallback_ranks = ranks;
+  if (ranks == 0) return;
   int first = mine.empty() ? std::numeric_limits<int>::max() : rank;
   FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, comm), "run");
   constexpr int most = 300;  // the plan's line stays one line

@@ -381,10 +381,7 @@ class halo_exchange::impl {
       l.path.transport = c.transport;
       if (fallback_.empty()) fallback_ = c.fallback;
       if (refusal.empty()) refusal = c.refusal;
-      const bool ipc = c.transport == halo_transport::ipc ||
-                       c.transport == halo_transport::ipc_ordered ||
-                       c.transport == halo_transport::peer_ordered;
-      if (ipc) node_rank_of[l.path.rank] = node_rank_of_link[i];
+      if (detail::is_ipc(c.transport)) node_rank_of[l.path.rank] = node_rank_of_link[i];
     }
     for (auto it = peers_.begin(); it != peers_.end();) {
       it = node_rank_of.count(it->first) != 0 ? std::next(it) : peers_.erase(it);
@@ -446,7 +443,7 @@ class halo_exchange::impl {
         row[static_cast<std::size_t>(nr)] = 1;
       } catch (const error& e) {
         row[static_cast<std::size_t>(nr)] = 0;
-        errors[nr] = e.what();
+        errors[nr] = e.message();  // for the plan line: no source location
       }
     }
     std::vector<int> all(static_cast<std::size_t>(node_size) * row.size());
@@ -498,17 +495,12 @@ class halo_exchange::impl {
     std::vector<halo_link> mpi;
     std::vector<halo_link> ipc;
     for (auto& l : links) {
-      switch (l.path.transport) {
-        case halo_transport::local:
-          local.push_back(std::move(l));
-          break;
-        case halo_transport::ipc:
-        case halo_transport::ipc_ordered:
-        case halo_transport::peer_ordered:
-          ipc.push_back(std::move(l));
-          break;
-        default:
-          mpi.push_back(std::move(l));
+      if (l.path.transport == halo_transport::local) {
+        local.push_back(std::move(l));
+      } else if (detail::is_ipc(l.path.transport)) {
+        ipc.push_back(std::move(l));
+      } else {
+        mpi.push_back(std::move(l));
       }
     }
     if (!local.empty()) transports_.push_back(std::make_unique<detail::local_transport>(local));

@@ -25,11 +25,12 @@ halo_environment halo_environment::parse(const std::function<const char*(const c
     env.stall_timeout = std::chrono::seconds(std::stoll(*t));
   }
   if (const auto s = value("FUNNEL_HALO_SIGNALS")) {
-    if (*s != "auto" && *s != "kernel" && *s != "stream") {
+    try {
+      env.signals = parse_halo_signals(*s);
+    } catch (const invalid_argument&) {
       throw invalid_argument("FUNNEL_HALO_SIGNALS '" + s->substr(0, 40) +
                              "' is not allowed (auto, kernel or stream)");
     }
-    env.signals = parse_halo_signals(*s);
   }
   if (const auto p = value("FUNNEL_HALO_PUSH")) {
     if (*p != "on" && *p != "off") {

@@ -39,6 +39,12 @@ struct path_choice {
 [[nodiscard]] path_choice choose_path(halo_method method, const link_facts& facts, bool ordered,
                                       halo_transport mpi_kind);
 
+/// @brief Whether `transport` maps the neighbour's memory (ipc, ipc_ordered, peer_ordered).
+[[nodiscard]] constexpr bool is_ipc(halo_transport transport) noexcept {
+  return transport == halo_transport::ipc || transport == halo_transport::ipc_ordered ||
+         transport == halo_transport::peer_ordered;
+}
+
 /// @brief Whether `method` lets a link try IPC with these facts (before any pool is mapped).
 [[nodiscard]] bool ipc_candidate(halo_method method, const link_facts& facts);
 

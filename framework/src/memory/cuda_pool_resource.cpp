@@ -23,6 +23,8 @@
 
 #if FUNNEL_HAS_CUDA
 #include <cuda_runtime_api.h>
+
+#include "../runtime/scoped_current_device.hpp"
 #endif
 
 namespace funnel::detail {
@@ -40,21 +42,6 @@ constexpr std::size_t dedicated_bytes = std::size_t{2} << 30;
 enum class export_kind : unsigned char { pool_pointer = 0, dedicated = 1 };
 
 export_kind kind_of(const ipc_pointer& p) { return static_cast<export_kind>(p.bytes[64]); }
-
-// Makes `device` current for the scope (a pool's dedicated blocks live on the pool's device).
-class device_scope {
- public:
-  explicit device_scope(int device) {
-    FUNNEL_CUDA_TRY(cudaGetDevice(&previous_), "funnel::memory_pool");
-    if (previous_ != device) FUNNEL_CUDA_TRY(cudaSetDevice(device), "funnel::memory_pool");
-  }
-  ~device_scope() { FUNNEL_CUDA_LOG(cudaSetDevice(previous_)); }
-  device_scope(const device_scope&) = delete;
-  device_scope& operator=(const device_scope&) = delete;
-
- private:
-  int previous_ = 0;
-};
 
 std::uint64_t get_attribute(cudaMemPool_t pool, cudaMemPoolAttr attr) {
   std::uint64_t value = 0;
@@ -193,7 +180,7 @@ class cuda_pool_resource final : public cuda_pool_base {
   void* allocate_dedicated(std::size_t bytes, std::string& why) {
     void* ptr = nullptr;
     {
-      const device_scope on(device_);
+      const scoped_current_device on(device_);
       const cudaError_t rc = cudaMalloc(&ptr, bytes);
       if (rc == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();

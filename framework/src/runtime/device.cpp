@@ -12,29 +12,15 @@
 
 #if FUNNEL_HAS_CUDA
 #include <cuda_runtime_api.h>
+
+#include "scoped_current_device.hpp"
 #endif
 
 namespace funnel {
 namespace {
 
 #if FUNNEL_HAS_CUDA
-// Switches the calling thread to `id` and back, so the peer-access calls (which act on the
-// current device) leave the caller's device as they found it.
-class scoped_current_device {
- public:
-  explicit scoped_current_device(int id) {
-    FUNNEL_CUDA_TRY(cudaGetDevice(&previous_), "funnel::device");
-    if (previous_ != id) FUNNEL_CUDA_TRY(cudaSetDevice(id), "funnel::device " + std::to_string(id));
-  }
-  ~scoped_current_device() { FUNNEL_CUDA_LOG(cudaSetDevice(previous_)); }
-  scoped_current_device(const scoped_current_device&) = delete;
-  scoped_current_device& operator=(const scoped_current_device&) = delete;
-  scoped_current_device(scoped_current_device&&) = delete;
-  scoped_current_device& operator=(scoped_current_device&&) = delete;
-
- private:
-  int previous_ = 0;
-};
+using detail::scoped_current_device;
 #endif
 
 std::string describe(const device& d) {
