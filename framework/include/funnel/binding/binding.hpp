@@ -46,15 +46,29 @@ class binding {
   ~binding();
   binding(const binding&) = delete;
   binding& operator=(const binding&) = delete;
-  /// @brief Takes over `other`'s communicator; `other` may then only be destroyed or assigned.
+  /**
+   * @brief Takes over `other`'s communicator.
+   * @param other the binding to take; may then only be destroyed or assigned to
+   */
   binding(binding&& other) noexcept;
-  /// @brief Frees this communicator, then takes over `other`'s.
+  /**
+   * @brief Frees this node communicator, then takes over `other`'s.
+   * @param other the binding to take; may then only be destroyed or assigned to
+   * @return this binding
+   */
   binding& operator=(binding&& other) noexcept;
 
-  /// @brief What was found for this rank.
+  /**
+   * @brief What was found for this rank.
+   * @return the report; binding_report::to_string() gives it as one line
+   */
   [[nodiscard]] const binding_report& report() const noexcept { return report_; }
 
-  /// @brief The ranks of this node (MPI_COMM_TYPE_SHARED), ordered as in the communicator.
+  /**
+   * @brief The ranks of this node (MPI_COMM_TYPE_SHARED), ordered as in the communicator.
+   * @return the communicator, still owned by this binding (do not free it); MPI_COMM_NULL after
+   * a move
+   */
   [[nodiscard]] MPI_Comm node_comm() const noexcept { return node_comm_; }
 
   /**

@@ -21,21 +21,39 @@ struct box {
   index3 lo{0, 0, 0};  ///< first cell along x, y, z
   index3 hi{0, 0, 0};  ///< one past the last cell along x, y, z
 
-  /// @brief Number of cells along `axis` (0 = x, 1 = y, 2 = z); 0 for an inverted box.
+  /**
+   * @brief Number of cells along one axis.
+   * @param axis 0 = x, 1 = y, 2 = z (not checked)
+   * @return hi - lo along it; 0 for an inverted box
+   */
   [[nodiscard]] constexpr std::int64_t extent(int axis) const noexcept {
     return hi[axis] > lo[axis] ? hi[axis] - lo[axis] : 0;
   }
-  /// @brief Cells along x, y, z.
+  /**
+   * @brief Cells along every axis.
+   * @return extent() along x, y, z
+   */
   [[nodiscard]] constexpr index3 extents() const noexcept {
     return {extent(0), extent(1), extent(2)};
   }
-  /// @brief Total number of cells.
+  /**
+   * @brief Total number of cells.
+   * @return the product of the extents; 0 when any axis is empty or inverted
+   */
   [[nodiscard]] constexpr std::int64_t cells() const noexcept {
     return extent(0) * extent(1) * extent(2);
   }
-  /// @brief True when the box holds no cell.
+  /**
+   * @brief Whether the box holds no cell.
+   * @return cells() == 0
+   */
   [[nodiscard]] constexpr bool empty() const noexcept { return cells() == 0; }
-  /// @brief Same corners.
+  /**
+   * @brief Whether two boxes have the same corners (two empty boxes may differ).
+   * @param a one box
+   * @param b the other box
+   * @return true when lo and hi are equal
+   */
   friend constexpr bool operator==(const box& a, const box& b) noexcept {
     // Element-wise: std::array's == is not constexpr before C++20.
     for (int axis = 0; axis < 3; ++axis) {
@@ -43,7 +61,12 @@ struct box {
     }
     return true;
   }
-  /// @brief Negation of ==.
+  /**
+   * @brief Negation of ==.
+   * @param a one box
+   * @param b the other box
+   * @return true when a corner differs
+   */
   friend constexpr bool operator!=(const box& a, const box& b) noexcept { return !(a == b); }
 };
 

@@ -60,28 +60,62 @@ class cartesian_decomposition {
   ~cartesian_decomposition();
   cartesian_decomposition(const cartesian_decomposition&) = delete;
   cartesian_decomposition& operator=(const cartesian_decomposition&) = delete;
-  /// @brief Takes over `other`'s communicator; `other` may then only be destroyed or assigned.
+  /**
+   * @brief Takes over `other`'s communicator.
+   * @param other the decomposition to take; may then only be destroyed or assigned to
+   */
   cartesian_decomposition(cartesian_decomposition&& other) noexcept;
-  /// @brief Frees the held communicator, then takes over `other`'s.
+  /**
+   * @brief Frees the held communicator, then takes over `other`'s.
+   * @param other the decomposition to take; may then only be destroyed or assigned to
+   * @return this decomposition
+   */
   cartesian_decomposition& operator=(cartesian_decomposition&& other) noexcept;
 
-  /// @brief The Cartesian communicator (owned by this object; do not free it).
+  /**
+   * @brief The Cartesian communicator, for the caller's own communication over the grid.
+   * @return the communicator, owned by this object (do not free it); MPI_COMM_NULL after a move
+   */
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
-  /// @brief This process's rank in comm() (equal to its rank in the constructor's comm).
+  /**
+   * @brief This process's rank.
+   * @return its rank in comm(), equal to its rank in the constructor's `comm`
+   */
   [[nodiscard]] int rank() const noexcept { return rank_; }
-  /// @brief Number of ranks.
+  /**
+   * @brief Number of ranks.
+   * @return the size of comm()
+   */
   [[nodiscard]] int size() const noexcept { return size_; }
-  /// @brief Ranks along x, y, z.
+  /**
+   * @brief The process grid.
+   * @return ranks along x, y, z (0 entries of the request filled in)
+   */
   [[nodiscard]] const std::array<int, 3>& dims() const noexcept { return dims_; }
-  /// @brief Whether each axis wraps around.
+  /**
+   * @brief Whether each axis wraps around.
+   * @return the `periodic` given at construction, per axis
+   */
   [[nodiscard]] const std::array<bool, 3>& periodic() const noexcept { return periodic_; }
-  /// @brief This rank's coordinates in the process grid.
+  /**
+   * @brief This rank's place in the process grid.
+   * @return its coordinates along x, y, z, each in [0, dims()[axis])
+   */
   [[nodiscard]] const std::array<int, 3>& coords() const noexcept { return coords_; }
-  /// @brief Cells of the whole grid along x, y, z.
+  /**
+   * @brief Size of the whole grid.
+   * @return cells along x, y, z, as given at construction
+   */
   [[nodiscard]] const index3& global_cells() const noexcept { return global_; }
-  /// @brief Ghost width.
+  /**
+   * @brief Ghost width of the layouts.
+   * @return the `halo` given at construction
+   */
   [[nodiscard]] int halo() const noexcept { return halo_; }
-  /// @brief Row alignment of the layouts, in cells (field_layout::row_align; 1 by default).
+  /**
+   * @brief Row alignment of the layouts this decomposition gives.
+   * @return field_layout::row_align, in cells: 1 unless set_row_align() changed it
+   */
   [[nodiscard]] int row_align() const noexcept { return row_align_; }
   /**
    * @brief Pads the rows of every layout this decomposition gives (layout(), layout_of()) so
@@ -93,9 +127,15 @@ class cartesian_decomposition {
    */
   void set_row_align(int cells);
 
-  /// @brief This rank's cells, in global coordinates.
+  /**
+   * @brief This rank's cells.
+   * @return the box, in global coordinates (box_of(rank()))
+   */
   [[nodiscard]] const box& local_box() const noexcept { return local_; }
-  /// @brief Memory layout of this rank's field (its interior plus ghosts).
+  /**
+   * @brief Memory layout of this rank's field (its interior plus ghosts).
+   * @return layout_of(local_box())
+   */
   [[nodiscard]] field_layout layout() const noexcept { return layout_of(local_); }
   /**
    * @brief Memory layout of a field holding `interior`, with this decomposition's halo.

@@ -13,7 +13,11 @@
 
 namespace funnel {
 
-/// @brief Whether `cells` can be a field_layout::row_align: a power of two >= 1.
+/**
+ * @brief Whether `cells` can be a field_layout::row_align.
+ * @param cells the candidate alignment, in cells
+ * @return true for a power of two >= 1
+ */
 [[nodiscard]] constexpr bool valid_row_align(int cells) noexcept {
   return cells >= 1 && (cells & (cells - 1)) == 0;
 }
@@ -44,44 +48,78 @@ struct field_layout {
   int halo = 1;              ///< ghost cells on each side of each axis that has them
   int row_align = 1;         ///< cells each row's interior is aligned to: a power of two, >= 1
 
-  /// @brief Whether `row_align` is a power of two >= 1 (every other member needs it).
+  /**
+   * @brief Whether `row_align` is usable; every other member assumes it is.
+   * @return valid_row_align(row_align)
+   */
   [[nodiscard]] constexpr bool row_align_valid() const noexcept {
     return valid_row_align(row_align);
   }
-  /// @brief Ghost width along `axis`: `halo`, or 0 for an axis of one interior cell.
+  /**
+   * @brief Ghost width along one axis.
+   * @param axis 0 = x, 1 = y, 2 = z
+   * @return `halo`, or 0 for an axis of one interior cell
+   */
   [[nodiscard]] constexpr std::int64_t halo_along(int axis) const noexcept {
     return interior[axis] > 1 ? halo : 0;
   }
-  /// @brief Allocated extent along `axis` (interior + 2 ghosts), padding not counted.
+  /**
+   * @brief Allocated extent along one axis, padding not counted.
+   * @param axis 0 = x, 1 = y, 2 = z
+   * @return interior cells plus the ghosts on both sides
+   */
   [[nodiscard]] constexpr std::int64_t allocated(int axis) const noexcept {
     return interior[axis] + 2 * halo_along(axis);
   }
-  /// @brief Padding cells in front of each row: the row's first interior cell then sits on a
-  /// multiple of `row_align`.
+  /**
+   * @brief Padding cells in front of each row.
+   * @return the count that puts the row's first interior cell on a multiple of `row_align`
+   * (0 without padding)
+   */
   [[nodiscard]] constexpr std::int64_t lead() const noexcept {
     return (row_align - halo_along(0) % row_align) % row_align;
   }
-  /// @brief Elements between (i, j, k) and (i, j + 1, k): lead() + allocated(0), rounded up to
-  /// a multiple of `row_align`.
+  /**
+   * @brief Elements between (i, j, k) and (i, j + 1, k).
+   * @return lead() + allocated(0), rounded up to a multiple of `row_align`
+   */
   [[nodiscard]] constexpr std::int64_t row_pitch() const noexcept {
     return (lead() + allocated(0) + row_align - 1) / row_align * row_align;
   }
-  /// @brief Elements between (i, j, k) and (i, j, k + 1).
+  /**
+   * @brief Elements between (i, j, k) and (i, j, k + 1).
+   * @return row_pitch() * allocated(1)
+   */
   [[nodiscard]] constexpr std::int64_t plane_pitch() const noexcept {
     return row_pitch() * allocated(1);
   }
-  /// @brief The array's length in elements, padding included.
+  /**
+   * @brief The array's length, what a field with this layout must allocate.
+   * @return elements, padding included: plane_pitch() * allocated(2)
+   */
   [[nodiscard]] constexpr std::int64_t allocated_cells() const noexcept {
     return plane_pitch() * allocated(2);
   }
-  /// @brief Linear index of allocated-array cell (i, j, k).
+  /**
+   * @brief Linear index of a cell of the allocated array.
+   * @param i x index, from 0 at the lower ghost edge
+   * @param j y index, likewise
+   * @param k z index, likewise
+   * @return the element's offset from the array's start
+   */
   [[nodiscard]] constexpr std::int64_t index(std::int64_t i, std::int64_t j,
                                              std::int64_t k) const noexcept {
     return (k * allocated(1) + j) * row_pitch() + lead() + i;
   }
-  /// @brief Whether rows are padded (row_align > 1 may still need no padding).
+  /**
+   * @brief Whether rows are padded (a `row_align` > 1 may still need no padding).
+   * @return row_pitch() != allocated(0)
+   */
   [[nodiscard]] constexpr bool padded() const noexcept { return row_pitch() != allocated(0); }
-  /// @brief The interior as a box in allocated-array coordinates.
+  /**
+   * @brief The interior in allocated-array coordinates, e.g. for box_copy calls on the field.
+   * @return the box [halo_along, halo_along + interior) along each axis
+   */
   [[nodiscard]] constexpr box interior_box() const noexcept {
     return box{
         {halo_along(0), halo_along(1), halo_along(2)},

@@ -8,10 +8,17 @@
 
 namespace funnel {
 
-/// @brief The lower (towards index 0) or upper side of a box along one axis.
-enum class side { lower = 0, upper = 1 };
+/// @brief The lower or upper side of a box along one axis.
+enum class side {
+  lower = 0,  ///< towards index 0
+  upper = 1   ///< towards higher indices
+};
 
-/// @brief The other side.
+/**
+ * @brief The other side.
+ * @param s a side
+ * @return upper for lower, lower for upper
+ */
 [[nodiscard]] constexpr side opposite(side s) noexcept {
   return s == side::lower ? side::upper : side::lower;
 }

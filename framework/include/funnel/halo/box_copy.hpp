@@ -27,11 +27,20 @@ namespace funnel {
  * @param layout the field's layout
  * @param region the cells to copy, inside the allocated array
  * @throw funnel::invalid_argument for a region outside the array or null pointers
+ * @throw funnel::unsupported for a CUDA stream in a build without CUDA
  * @throw funnel::cuda_error when the kernel launch fails
  */
 void pack_box(stream_view stream, float* buffer, const float* field, const field_layout& layout,
               const box& region);
-/// @copydoc pack_box(stream_view, float*, const float*, const field_layout&, const box&)
+/**
+ * @brief pack_box() for a double field.
+ * @param stream orders the copy
+ * @param buffer destination of region.cells() elements
+ * @param field the field's allocated array
+ * @param layout the field's layout
+ * @param region the cells to copy, inside the allocated array
+ * @throw funnel::invalid_argument, funnel::unsupported, funnel::cuda_error as for a float field
+ */
 void pack_box(stream_view stream, double* buffer, const double* field, const field_layout& layout,
               const box& region);
 
@@ -43,11 +52,20 @@ void pack_box(stream_view stream, double* buffer, const double* field, const fie
  * @param region the cells to write, inside the allocated array
  * @param buffer source of region.cells() elements
  * @throw funnel::invalid_argument for a region outside the array or null pointers
+ * @throw funnel::unsupported for a CUDA stream in a build without CUDA
  * @throw funnel::cuda_error when the kernel launch fails
  */
 void unpack_box(stream_view stream, float* field, const field_layout& layout, const box& region,
                 const float* buffer);
-/// @copydoc unpack_box(stream_view, float*, const field_layout&, const box&, const float*)
+/**
+ * @brief unpack_box() for a double field.
+ * @param stream orders the copy
+ * @param field the field's allocated array
+ * @param layout the field's layout
+ * @param region the cells to write, inside the allocated array
+ * @param buffer source of region.cells() elements
+ * @throw funnel::invalid_argument, funnel::unsupported, funnel::cuda_error as for a float field
+ */
 void unpack_box(stream_view stream, double* field, const field_layout& layout, const box& region,
                 const double* buffer);
 
@@ -62,12 +80,22 @@ void unpack_box(stream_view stream, double* field, const field_layout& layout, c
  * @param src_region cells read, inside src's allocated array, same extents as dst_region
  * @throw funnel::invalid_argument for regions outside their arrays, different extents or null
  * pointers
+ * @throw funnel::unsupported for a CUDA stream in a build without CUDA
  * @throw funnel::cuda_error when the kernel launch fails
  */
 void copy_box(stream_view stream, float* dst, const field_layout& dst_layout, const box& dst_region,
               const float* src, const field_layout& src_layout, const box& src_region);
-/// @copydoc copy_box(stream_view, float*, const field_layout&, const box&, const float*, const
-/// field_layout&, const box&)
+/**
+ * @brief copy_box() for double fields.
+ * @param stream orders the copy
+ * @param dst destination field's allocated array (may be another process's, imported)
+ * @param dst_layout its layout
+ * @param dst_region cells written, inside dst's allocated array
+ * @param src source field's allocated array
+ * @param src_layout its layout
+ * @param src_region cells read, inside src's allocated array, same extents as dst_region
+ * @throw funnel::invalid_argument, funnel::unsupported, funnel::cuda_error as for float fields
+ */
 void copy_box(stream_view stream, double* dst, const field_layout& dst_layout,
               const box& dst_region, const double* src, const field_layout& src_layout,
               const box& src_region);

@@ -40,11 +40,14 @@ namespace funnel {
  *   (one per axis, and an arrival kernel for deep halos or a one-field cycle), which read the
  *   exchange count from device memory. The host only enqueues, so it may run ahead of the GPU; no
  * MPI message and no host wait per exchange. wait() bounds the host's waits on such work.
- * - `ipc` (the same neighbours without a field cycle, or `--halo ipc` across GPUs): the same
- *   copies, ordered by a host handshake per exchange (MPI messages and interprocess events).
- * - MPI (`mpi-host`, `mpi-staged`, `mpi-cuda-aware`; neighbours on other GPUs or nodes): faces
- *   packed into buffers from the pool, sent with MPI_Isend/MPI_Irecv, unpacked; on CUDA staged
- *   through pinned buffers unless the MPI library is CUDA-aware and the pool exportable.
+ * - `peer-ordered` (neighbours on another GPU of this node, with a field cycle): the same, through
+ *   peer access to the neighbour's pool, with signal words at system scope.
+ * - `ipc` (neighbours on this node when the options bind no field cycle): the same copies,
+ *   ordered by a host handshake per exchange (MPI messages and interprocess events).
+ * - MPI (`mpi-host`, `mpi-staged`, `mpi-cuda-aware`; neighbours on other nodes, on-node
+ *   neighbours whose pool could not be mapped (see fallback()), and all of them with `mpi`):
+ *   faces packed into buffers from the pool, sent with MPI_Isend/MPI_Irecv, unpacked; on CUDA
+ *   staged through pinned buffers unless the MPI library is CUDA-aware and the pool exportable.
  * - `local`: a periodic axis of one rank, a copy within the field.
  *
  * The constructor and close() are collective over the decomposition's communicator; the
@@ -70,7 +73,7 @@ class halo_exchange {
    * @throw funnel::invalid_argument for an element size other than 4 or 8, a pool of another
    * backend, a cycle longer than 4, or neighbours that disagree about the layout (on every rank)
    * @throw funnel::unsupported for `ipc` when a neighbour is on another node or a pool of the
-   * node cannot be exported (thrown on every rank)
+   * node cannot be exported or mapped (thrown on every rank)
    * @throw funnel::mpi_error / funnel::cuda_error / funnel::system_error when setting up fails
    */
   halo_exchange(const cartesian_decomposition& decomposition, backend_kind backend,
@@ -94,9 +97,16 @@ class halo_exchange {
   ~halo_exchange();
   halo_exchange(const halo_exchange&) = delete;
   halo_exchange& operator=(const halo_exchange&) = delete;
-  /// @brief Takes over `other`, which may then only be destroyed or assigned.
+  /**
+   * @brief Takes over `other`.
+   * @param other the exchange to take; may then only be destroyed or assigned to
+   */
   halo_exchange(halo_exchange&& other) noexcept;
-  /// @brief Releases this exchange, then takes over `other`.
+  /**
+   * @brief Releases this exchange (as the destructor), then takes over `other`.
+   * @param other the exchange to take; may then only be destroyed or assigned to
+   * @return this exchange
+   */
   halo_exchange& operator=(halo_exchange&& other) noexcept;
 
   /**
@@ -168,8 +178,9 @@ class halo_exchange {
    * @brief True when the work exchange() enqueues may be captured into a CUDA graph and the
    * graph launched again for later exchanges: every transfer is ordered on the GPU and reads
    * nothing from the host call (cuda backend; `local` links and kernel-signalled `ipc-ordered`
-   * links only, so the ranks sharing this GPU run under MPS or FUNNEL_HALO_SIGNALS=kernel).
+   * links only, so the ranks sharing this GPU run under MPS or with halo_signals::kernel).
    * Each rank decides alone; a graph and the exchanges it holds give the same ghosts.
+   * @return true when a graph of its exchanges may be launched again; false after close()
    */
   [[nodiscard]] bool replayable() const noexcept;
   /**
@@ -185,8 +196,9 @@ class halo_exchange {
   /**
    * @brief True when push_next() can hand the next exchanges to the update kernel: replayable(),
    * a cycle of two fields, one step per exchange, and every neighbour an `ipc-ordered` one
-   * (so at least one), and FUNNEL_HALO_PUSH=on (`off`, the default, never pushes: on an H200
-   * the pushed steps measured slower, docs/halo.md, "Pushed exchanges").
+   * (so at least one), and halo_options::push on (unset: FUNNEL_HALO_PUSH; off by default, as
+   * pushed steps measured slower, docs/halo.md, "Pushed exchanges").
+   * @return whether push_next() may be called
    */
   [[nodiscard]] bool pushable() const noexcept;
   /**
@@ -199,17 +211,21 @@ class halo_exchange {
    * corner ghosts.
    * @param stream the stream the kernel will run on (close() waits for it, as for begin()'s)
    * @param field the field that follows the last exchanged one in the cycle
+   * @return what the kernel needs to push (kernels::heat3d_step_pushed takes it)
    * @throw funnel::invalid_argument when not pushable(), during an exchange, or for another field
    * or another backend's stream
    */
   [[nodiscard]] pushed_exchange push_next(stream_view stream, void* field);
 
-  /// @brief Every neighbour and its path, in axis then side order.
+  /**
+   * @brief Every neighbour and its path, e.g. for a plan line.
+   * @return the paths, in axis then side order
+   */
   [[nodiscard]] const std::vector<neighbor_path>& paths() const noexcept;
   /**
-   * @brief Why a neighbour on this node is reached over MPI although IPC was allowed (`auto`):
-   * e.g. "no peer access to rank 3's GPU: ..." when the two GPUs cannot map each other's pools;
-   * empty when no neighbour fell back.
+   * @brief Why a neighbour on this node is reached over MPI although IPC was allowed (`auto`).
+   * @return the first such reason, e.g. "no peer access to rank 3's GPU: ..." when the two GPUs
+   * cannot map each other's pools; empty when no neighbour fell back
    */
   [[nodiscard]] const std::string& fallback() const noexcept;
 

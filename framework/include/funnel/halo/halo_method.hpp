@@ -11,19 +11,23 @@
 
 namespace funnel {
 
-/**
- * @brief The user's choice of halo path.
- *
- * `automatic`: IPC to neighbours on this node and on this rank's GPU (ranks sharing a GPU under
- * MPS) when every rank of the node can export its pool, MPI otherwise (chosen per neighbour):
- * between two GPUs of a node the staged MPI path measured faster than IPC peer copies with
- * interprocess events (see halo_exchange.cpp). `ipc`: IPC to every neighbour, across GPUs too,
- * an error when one is on another node or a pool cannot be exported. `mpi`: MPI messages to
- * every neighbour.
- */
-enum class halo_method { automatic, ipc, mpi };
+/// @brief The user's choice of halo path, made per neighbour by halo_exchange.
+enum class halo_method {
+  /// IPC to each neighbour on this node whose pool this rank could map (peer access where the
+  /// GPUs differ), when every pool of the node can be exported; MPI to the others
+  /// (halo_exchange::fallback() says why an on-node neighbour went over MPI)
+  automatic,
+  /// IPC to every neighbour, across GPUs too; an error when one is on another node or a pool
+  /// cannot be exported or mapped
+  ipc,
+  mpi  ///< MPI messages to every neighbour
+};
 
-/// @brief "auto", "ipc" or "mpi".
+/**
+ * @brief The method's name, as parse_halo_method() reads it.
+ * @param method the method
+ * @return "auto", "ipc" or "mpi"
+ */
 [[nodiscard]] std::string to_string(halo_method method);
 
 /**

@@ -11,22 +11,31 @@
 
 namespace funnel {
 
-/**
- * @brief How GPU-ordered exchanges order their copies (halo_options::signals).
- *
- * `kernel`: the exchange's own kernel copies, signals and waits (its work can be captured in a
- * CUDA graph and launched again). `stream`: stream memory operations write and wait on the
- * signal words (the host passes each exchange's count). `automatic`: kernel where MPS serves the
- * node's ranks or each rank has its GPU to itself, stream otherwise (time-sliced ranks: a
- * waiting kernel would hold its context's slice while the neighbour cannot run).
- */
-enum class halo_signals { automatic, kernel, stream };
+/// @brief How GPU-ordered exchanges order their copies (halo_options::signals).
+enum class halo_signals {
+  /// kernel where MPS serves the node's ranks or each rank has its GPU to itself, stream
+  /// otherwise (time-sliced ranks: a waiting kernel would hold its context's slice while the
+  /// neighbour cannot run)
+  automatic,
+  /// the exchange's own kernel copies, signals and waits (its work can be captured in a CUDA
+  /// graph and launched again)
+  kernel,
+  /// stream memory operations write and wait on the signal words (the host passes each
+  /// exchange's count)
+  stream
+};
 
-/// @brief "auto", "kernel" or "stream".
+/**
+ * @brief The value's name, as parse_halo_signals() and FUNNEL_HALO_SIGNALS read it.
+ * @param signals the value
+ * @return "auto", "kernel" or "stream"
+ */
 [[nodiscard]] std::string to_string(halo_signals signals);
 
 /**
- * @brief The value named by `text` ("auto", "kernel" or "stream").
+ * @brief The value named by `text`.
+ * @param text "auto", "kernel" or "stream"
+ * @return the value
  * @throw funnel::invalid_argument naming the text and what is allowed
  */
 [[nodiscard]] halo_signals parse_halo_signals(std::string_view text);

@@ -21,7 +21,11 @@ struct neighbor_path {
   halo_transport transport = halo_transport::mpi_host;  ///< how ghosts travel
 };
 
-/// @brief E.g. "x- rank 3 ipc" or "z+ rank 0 mpi-staged".
+/**
+ * @brief The path in words, as plan lines print it.
+ * @param path the path
+ * @return axis and face, the neighbour's rank and the transport, e.g. "x- rank 3 ipc"
+ */
 [[nodiscard]] std::string to_string(const neighbor_path& path);
 
 }  // namespace funnel

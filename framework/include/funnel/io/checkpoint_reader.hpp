@@ -61,35 +61,75 @@ class checkpoint_reader {
   checkpoint_reader(MPI_Comm comm, const std::string& path, bool verify_checksums = true);
   /// @brief Closes the file; never throws.
   ~checkpoint_reader();
-  /// @brief Takes over `other`'s file.
+  /**
+   * @brief Takes over `other`'s file.
+   * @param other the reader to take; may then only be destroyed or assigned to
+   */
   checkpoint_reader(checkpoint_reader&& other) noexcept;
-  /// @brief Takes over `other`'s file.
+  /**
+   * @brief Closes this reader's file, then takes over `other`'s.
+   * @param other the reader to take; may then only be destroyed or assigned to
+   * @return this reader
+   */
   checkpoint_reader& operator=(checkpoint_reader&& other) noexcept;
   checkpoint_reader(const checkpoint_reader&) = delete;
   checkpoint_reader& operator=(const checkpoint_reader&) = delete;
 
-  /// @brief Path of the checkpoint's main file.
+  /**
+   * @brief The checkpoint's main file, for messages.
+   * @return the path of its `checkpoint.h5`, as resolved from the constructor's `path`
+   */
   [[nodiscard]] const std::string& file() const noexcept;
-  /// @brief Step stored in the checkpoint.
+  /**
+   * @brief Step stored in the checkpoint.
+   * @return the step, in [0, checkpoint_writer::max_step]
+   */
   [[nodiscard]] std::int64_t step() const noexcept;
-  /// @brief Simulation time stored in the checkpoint.
+  /**
+   * @brief Simulation time stored in the checkpoint.
+   * @return the time (finite)
+   */
   [[nodiscard]] double time() const noexcept;
-  /// @brief The run (series) that wrote it: pass it as checkpoint_options::run_id to continue
-  /// that series in the same directory.
+  /**
+   * @brief The run (series) that wrote it.
+   * @return its id: pass it as checkpoint_options::run_id to continue that series in the same
+   * directory
+   */
   [[nodiscard]] const std::string& run_id() const noexcept;
-  /// @brief Problem name.
+  /**
+   * @brief Problem name, as the writer stored it.
+   * @return the name require() compares with the run's
+   */
   [[nodiscard]] const std::string& problem() const noexcept;
-  /// @brief Run configuration stored verbatim by the writer.
+  /**
+   * @brief Run configuration stored verbatim by the writer.
+   * @return the text, unparsed
+   */
   [[nodiscard]] const std::string& configuration() const noexcept;
-  /// @brief funnel version that wrote the checkpoint.
+  /**
+   * @brief Which funnel wrote the checkpoint.
+   * @return its FUNNEL_VERSION
+   */
   [[nodiscard]] const std::string& funnel_version() const noexcept;
-  /// @brief Global cells along x, y, z.
+  /**
+   * @brief Size of the stored grid.
+   * @return global cells along x, y, z
+   */
   [[nodiscard]] const index3& global_cells() const noexcept;
-  /// @brief Cell size along x, y, z.
+  /**
+   * @brief Cell size of the stored grid.
+   * @return spacing along x, y, z, each positive and finite
+   */
   [[nodiscard]] const std::array<double, 3>& spacing() const noexcept;
-  /// @brief Names of the fields, in the writer's order.
+  /**
+   * @brief The stored fields.
+   * @return their names, in the writer's order
+   */
   [[nodiscard]] const std::vector<std::string>& field_names() const noexcept;
-  /// @brief Boxes of the ranks that wrote the checkpoint.
+  /**
+   * @brief How the writing run was decomposed.
+   * @return one box per writing rank, in global coordinates; together they tile the grid
+   */
   [[nodiscard]] const std::vector<box>& writer_boxes() const noexcept;
   /**
    * @brief Element type of a field.
@@ -123,9 +163,11 @@ class checkpoint_reader {
 
   /**
    * @brief Typed form of read().
+   * @tparam T float or double, the stored type (dtype_of<T>())
    * @param field field name
    * @param block this rank's block and layout
    * @param host the rank's float or double array
+   * @throw funnel::invalid_argument, funnel::error as the untyped read()
    */
   template <class T>
   void read(const std::string& field, const grid_block& block, T* host) const {

@@ -68,9 +68,16 @@ class checkpoint_writer {
   checkpoint_writer(MPI_Comm comm, checkpoint_options options);
   /// @brief Releases the lock and the communicator; never throws.
   ~checkpoint_writer();
-  /// @brief Takes over `other`'s directory and lock.
+  /**
+   * @brief Takes over `other`'s directory and lock.
+   * @param other the writer to take; may then only be destroyed or assigned to
+   */
   checkpoint_writer(checkpoint_writer&& other) noexcept;
-  /// @brief Takes over `other`'s directory and lock.
+  /**
+   * @brief Releases this writer's lock, then takes over `other`'s directory and lock.
+   * @param other the writer to take; may then only be destroyed or assigned to
+   * @return this writer
+   */
   checkpoint_writer& operator=(checkpoint_writer&& other) noexcept;
   checkpoint_writer(const checkpoint_writer&) = delete;
   checkpoint_writer& operator=(const checkpoint_writer&) = delete;
@@ -89,9 +96,15 @@ class checkpoint_writer {
   std::string write(std::int64_t step, double time, const grid_block& block,
                     const std::vector<field_view>& fields);
 
-  /// @brief The checkpoint directory.
+  /**
+   * @brief The directory this writer owns.
+   * @return checkpoint_options::directory as given
+   */
   [[nodiscard]] const std::string& directory() const noexcept;
-  /// @brief The run id stored in this writer's checkpoints (given, or made for a fresh run).
+  /**
+   * @brief The run id stored in this writer's checkpoints.
+   * @return checkpoint_options::run_id as given, or the id made for a fresh run
+   */
   [[nodiscard]] const std::string& run_id() const noexcept;
 
  private:

@@ -39,16 +39,29 @@ class directory_lock {
   explicit directory_lock(const std::string& directory);
   /// @brief Releases the lock (removes the file if it is still ours); logs, never throws.
   ~directory_lock();
-  /// @brief Takes over another lock object's ownership.
+  /**
+   * @brief Takes over another lock object's ownership.
+   * @param other the lock to take; holds nothing afterwards
+   */
   directory_lock(directory_lock&& other) noexcept;
-  /// @brief Releases this lock, then takes over `other`'s.
+  /**
+   * @brief Releases this lock, then takes over `other`'s.
+   * @param other the lock to take; holds nothing afterwards
+   * @return this lock
+   */
   directory_lock& operator=(directory_lock&& other) noexcept;
   directory_lock(const directory_lock&) = delete;
   directory_lock& operator=(const directory_lock&) = delete;
 
-  /// @brief Path of the lock file (empty after a move).
+  /**
+   * @brief The lock file, e.g. for messages.
+   * @return `<directory>/funnel.lock`; empty after a move
+   */
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
-  /// @brief True when this process took over a stale lock of a dead process.
+  /**
+   * @brief Whether the lock was left by a process that died and taken over.
+   * @return true when this process took over a stale lock (a caller may say so in its log)
+   */
   [[nodiscard]] bool took_over_stale_lock() const noexcept { return took_over_; }
 
   /// @brief Releases the lock now; no-op when not held. Logs, never throws.

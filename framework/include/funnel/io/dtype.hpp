@@ -13,7 +13,10 @@
 namespace funnel::io {
 
 /// @brief Element type of a field: stored as IEEE little-endian float of this width.
-enum class dtype { float32, float64 };
+enum class dtype {
+  float32,  ///< float, 4 bytes
+  float64   ///< double, 8 bytes
+};
 
 /**
  * @brief The dtype of a C++ element type.

@@ -70,9 +70,16 @@ class snapshot_writer {
    * Call wait() first to complete the last snapshot.
    */
   ~snapshot_writer();
-  /// @brief Takes over `other`'s series.
+  /**
+   * @brief Takes over `other`'s series, including a snapshot in flight.
+   * @param other the writer to take; may then only be destroyed or assigned to
+   */
   snapshot_writer(snapshot_writer&& other) noexcept;
-  /// @brief Takes over `other`'s series.
+  /**
+   * @brief Ends this writer's series as the destructor does, then takes over `other`'s.
+   * @param other the writer to take; may then only be destroyed or assigned to
+   * @return this writer
+   */
   snapshot_writer& operator=(snapshot_writer&& other) noexcept;
   snapshot_writer(const snapshot_writer&) = delete;
   snapshot_writer& operator=(const snapshot_writer&) = delete;
@@ -117,14 +124,24 @@ class snapshot_writer {
    */
   std::string wait();
 
-  /// @brief True when submit() overlaps the block writes with the caller (see the class notes).
+  /**
+   * @brief Whether submit() overlaps the block writes with the caller.
+   * @return true in file_per_rank mode with MPI threads at least MPI_THREAD_FUNNELED (see the
+   * class notes); false when submit() writes as write() does
+   */
   [[nodiscard]] bool overlaps() const noexcept;
 
-  /// @brief Seconds the background thread spent writing this rank's blocks, summed over the
-  /// completed snapshots (waiting for `ready` not included; 0 while nothing overlapped).
+  /**
+   * @brief Time the background thread spent writing this rank's blocks, to judge the overlap.
+   * @return seconds, summed over the completed snapshots (waiting for `ready` not included; 0
+   * while nothing overlapped)
+   */
   [[nodiscard]] double background_seconds() const noexcept;
 
-  /// @brief Path of the series' XDMF file.
+  /**
+   * @brief The series' XDMF file, for visualisation tools.
+   * @return `<directory>/<series>.xmf`
+   */
   [[nodiscard]] std::string xdmf_path() const;
 
  private:

@@ -45,9 +45,16 @@ class termination_request {
   termination_request(termination_request&&) = delete;
   termination_request& operator=(termination_request&&) = delete;
 
-  /// @brief True once SIGTERM or SIGUSR1 arrived in this process (local, never blocks).
+  /**
+   * @brief Whether this process was asked to stop (local, never blocks).
+   * @return true once SIGTERM or SIGUSR1 arrived, until reset(); use agreed() to stop every
+   * rank at the same step
+   */
   [[nodiscard]] bool requested() const noexcept;
-  /// @brief The first signal number caught, 0 if none.
+  /**
+   * @brief Which signal asked, for the app's log line.
+   * @return the first signal number caught (SIGTERM or SIGUSR1); 0 if none
+   */
   [[nodiscard]] int signal_number() const noexcept;
   /**
    * @brief Collective: true on every rank of `comm` when any rank caught a signal.

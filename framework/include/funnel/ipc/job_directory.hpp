@@ -50,12 +50,23 @@ class job_directory {
   ~job_directory();
   job_directory(const job_directory&) = delete;
   job_directory& operator=(const job_directory&) = delete;
-  /// @brief Takes over `other`'s reference; `other` owns nothing afterwards.
+  /**
+   * @brief Takes over `other`'s reference.
+   * @param other the share to take; owns nothing afterwards
+   */
   job_directory(job_directory&& other) noexcept;
-  /// @brief Drops this reference, then takes over `other`'s.
+  /**
+   * @brief Drops this reference (the last one removes the directory), then takes over
+   * `other`'s.
+   * @param other the share to take; owns nothing afterwards
+   * @return this share
+   */
   job_directory& operator=(job_directory&& other) noexcept;
 
-  /// @brief The directory ("" when this object owns nothing).
+  /**
+   * @brief The node's directory, e.g. for allgather_fds().
+   * @return its path; "" when this object owns nothing
+   */
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:

@@ -28,16 +28,32 @@ class unique_fd {
 
   unique_fd(const unique_fd&) = delete;
   unique_fd& operator=(const unique_fd&) = delete;
-  /// @brief Takes the descriptor of `other`, which is left empty.
+  /**
+   * @brief Takes the descriptor of `other`.
+   * @param other the owner to take from; left empty
+   */
   unique_fd(unique_fd&& other) noexcept : fd_(other.release()) {}
-  /// @brief Closes the held descriptor, then takes the one of `other`.
+  /**
+   * @brief Closes the held descriptor, then takes the one of `other`.
+   * @param other the owner to take from; left empty
+   * @return this owner
+   */
   unique_fd& operator=(unique_fd&& other) noexcept;
 
-  /// @brief The descriptor, or -1 when none is held.
+  /**
+   * @brief The descriptor, still owned by this object.
+   * @return the descriptor, or -1 when none is held
+   */
   [[nodiscard]] int get() const noexcept { return fd_; }
-  /// @brief True when a descriptor is held.
+  /**
+   * @brief Whether a descriptor is held.
+   * @return get() >= 0
+   */
   [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
-  /// @brief True when a descriptor is held.
+  /**
+   * @brief Whether a descriptor is held.
+   * @return valid()
+   */
   explicit operator bool() const noexcept { return valid(); }
 
   /**

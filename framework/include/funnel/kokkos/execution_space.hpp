@@ -21,7 +21,8 @@ namespace funnel::kokkos {
 /// @brief The execution space of a funnel CUDA stream (Kokkos::Cuda with Kokkos' CUDA backend).
 using stream_execution_space = Kokkos::Cuda;
 #else
-/// @brief Without Kokkos' CUDA backend: the default host execution space.
+/// @brief The execution space of a funnel stream: without Kokkos' CUDA backend, the default
+/// host execution space (Kokkos::Cuda with it).
 using stream_execution_space = Kokkos::DefaultHostExecutionSpace;
 #endif
 
@@ -33,13 +34,17 @@ using stream_execution_space = Kokkos::DefaultHostExecutionSpace;
  * allocates Kokkos' per-instance scratch; the cache is emptied when Kokkos finalises. Without it:
  * the default host execution space for the host stream.
  * @param stream a CUDA stream (Kokkos CUDA) or the host stream (Kokkos without CUDA)
+ * @return the instance; with Kokkos CUDA, a copy of the one cached for the stream handle
  * @throw funnel::invalid_argument for a host stream with Kokkos CUDA (use
  * host_execution_space or with_execution_space)
  * @throw funnel::unsupported for a CUDA stream when Kokkos has no CUDA backend
  */
 [[nodiscard]] stream_execution_space execution_space_for(stream_view stream);
 
-/// @brief The host execution space, for work on the host stream (host memory).
+/**
+ * @brief The host execution space, for work on the host stream (host memory).
+ * @return a default-constructed Kokkos::DefaultHostExecutionSpace
+ */
 [[nodiscard]] inline Kokkos::DefaultHostExecutionSpace host_execution_space() {
   return Kokkos::DefaultHostExecutionSpace{};
 }
@@ -48,6 +53,7 @@ using stream_execution_space = Kokkos::DefaultHostExecutionSpace;
  * @brief Calls `f(space)` with the execution space matching `stream` at run time: the stream's
  * `Kokkos::Cuda` instance for a CUDA stream, the host execution space for the host stream. `f`
  * is generic (e.g. `[&](auto space) {...}`), so both paths are compiled.
+ * @tparam F the callable's type
  * @param stream the stream the work belongs to
  * @param f callable taking an execution space instance
  * @return what `f` returns

@@ -30,6 +30,7 @@ namespace funnel::kokkos {
 class scope_guard {
  public:
   /**
+   * @brief Initialises Kokkos with its default settings, unless it already is.
    * @param device CUDA device for Kokkos' CUDA backend; empty: the current CUDA device (ignored
    * without Kokkos CUDA)
    * @throw funnel::unsupported when Kokkos is not compiled into funnel, or was already finalised
@@ -37,6 +38,7 @@ class scope_guard {
    */
   explicit scope_guard(std::optional<int> device = std::nullopt);
   /**
+   * @brief Initialises Kokkos with command-line options, unless it already is.
    * @param kokkos_arguments Kokkos' command-line options, each `--kokkos-NAME[=VALUE]`
    * @param device as above
    * @throw funnel::invalid_argument (Kokkos left uninitialised) when this Kokkos does not know
@@ -52,15 +54,23 @@ class scope_guard {
   scope_guard(scope_guard&&) = delete;
   scope_guard& operator=(scope_guard&&) = delete;
 
-  /// @brief True when this guard called Kokkos::initialize (and will call finalize).
+  /**
+   * @brief Whether this guard initialised Kokkos.
+   * @return true when it called Kokkos::initialize (and so will call finalize); false when the
+   * application had initialised Kokkos already
+   */
   [[nodiscard]] bool initialized_here() const noexcept { return initialized_here_; }
 
-  /// @brief True when Kokkos has its CUDA backend, so funnel's Kokkos kernels run on CUDA streams.
+  /**
+   * @brief Whether funnel's Kokkos kernels can run on CUDA streams.
+   * @return true when the Kokkos funnel was built with has its CUDA backend
+   */
   [[nodiscard]] static bool has_cuda() noexcept;
   /**
    * @brief The Kokkos version and the execution space funnel's Kokkos kernels use on a CUDA
-   * stream or on the host stream, e.g. "Kokkos 3.4.1 Serial" (callable before initialisation).
+   * stream or on the host stream, for a run's log (callable before initialisation).
    * @param cuda_stream the kernels run on CUDA streams (Kokkos::Cuda)
+   * @return e.g. "Kokkos 3.4.1 Serial"; the host space when Kokkos has no CUDA backend
    */
   [[nodiscard]] static std::string execution_space(bool cuda_stream);
 

@@ -26,9 +26,11 @@ using device_memory_space = Kokkos::CudaSpace;
 /// @brief Memory space of cuda-backend pinned buffers: host memory the device can read.
 using pinned_memory_space = Kokkos::CudaHostPinnedSpace;
 #else
-/// @brief Without Kokkos CUDA, every funnel buffer Kokkos can touch is host memory.
+/// @brief Memory space of pool allocations: without Kokkos CUDA, every funnel buffer Kokkos can
+/// touch is host memory (Kokkos::CudaSpace with it).
 using device_memory_space = Kokkos::HostSpace;
-/// @brief Without Kokkos CUDA, pinned buffers are plain host memory.
+/// @brief Memory space of pinned buffers: without Kokkos CUDA, plain host memory
+/// (Kokkos::CudaHostPinnedSpace with it).
 using pinned_memory_space = Kokkos::HostSpace;
 #endif
 
@@ -47,8 +49,11 @@ using unmanaged_field_view =
 
 /**
  * @brief Views `count` elements at `data` in `MemorySpace`.
+ * @tparam MemorySpace where `data` lives, e.g. device_memory_space
+ * @tparam T the element type
  * @param data first element (may be null when count is 0)
  * @param count elements
+ * @return the view; `data` must outlive it
  */
 template <class MemorySpace, class T>
 [[nodiscard]] unmanaged_view<T, MemorySpace> view_of(T* data, std::size_t count) {
@@ -63,8 +68,11 @@ template <class MemorySpace, class T>
  * one row to the next, so every index within its extents is a cell of the array and never
  * padding (Kokkos' span() of a strided view, extent times stride, still counts lead() elements
  * past the array's end; the view is then not contiguous, and deep_copy goes cell by cell).
+ * @tparam MemorySpace where `data` lives
+ * @tparam T the element type
  * @param data the array's first element
  * @param layout the field's layout
+ * @return the view, extents allocated(0), allocated(1), allocated(2); `data` must outlive it
  */
 template <class MemorySpace, class T>
 [[nodiscard]] unmanaged_field_view<T, MemorySpace> field_view(T* data, const field_layout& layout) {
@@ -78,7 +86,9 @@ template <class MemorySpace, class T>
 
 /**
  * @brief Views a cuda-backend pool buffer in device memory.
+ * @tparam T the element type
  * @param buffer the buffer (must outlive the view)
+ * @return a view of its size() elements
  * @throw funnel::invalid_argument for a host-backend buffer with Kokkos CUDA (view it with
  * host_view_of)
  */
@@ -95,7 +105,9 @@ template <class T>
 
 /**
  * @brief Views a host-backend pool buffer in host memory.
+ * @tparam T the element type
  * @param buffer the buffer (must outlive the view)
+ * @return a view of its size() elements
  * @throw funnel::invalid_argument for a cuda-backend buffer (device memory)
  */
 template <class T>
@@ -109,9 +121,11 @@ template <class T>
 /**
  * @brief Views a pinned buffer as `size() / sizeof(T)` elements of `T` in the pinned memory
  * space (host memory that, on the cuda backend, device kernels may also read).
+ * @tparam T the element type
  * @param buffer the buffer (must outlive the view)
+ * @return a view of size() / sizeof(T) elements
  * @throw funnel::invalid_argument for a host-backend buffer with Kokkos CUDA (it is not
- * pinned; view it with Kokkos::HostSpace through view_of)
+ * pinned; view it with Kokkos::HostSpace through view_of), or memory not aligned for T
  */
 template <class T>
 [[nodiscard]] unmanaged_view<T, pinned_memory_space> pinned_view_of(const pinned_buffer& buffer) {

@@ -55,13 +55,20 @@ class device_buffer {
 
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
-  /// @brief Takes over `other`'s memory; `other` is left empty.
+  /**
+   * @brief Takes over `other`'s memory.
+   * @param other the buffer to take; left empty
+   */
   device_buffer(device_buffer&& other) noexcept
       : pool_(std::exchange(other.pool_, nullptr)),
         stream_(other.stream_),
         data_(std::exchange(other.data_, nullptr)),
         size_(std::exchange(other.size_, 0)) {}
-  /// @brief Frees this buffer's memory, then takes over `other`'s.
+  /**
+   * @brief Frees this buffer's memory, then takes over `other`'s.
+   * @param other the buffer to take; left empty
+   * @return this buffer
+   */
   device_buffer& operator=(device_buffer&& other) noexcept {
     if (this != &other) {
       free();
@@ -73,15 +80,30 @@ class device_buffer {
     return *this;
   }
 
-  /// @brief The elements (nullptr when empty).
+  /**
+   * @brief The elements, in the pool's memory (device memory on the cuda backend).
+   * @return the first element; nullptr when empty
+   */
   [[nodiscard]] T* data() const noexcept { return data_; }
-  /// @brief Number of elements.
+  /**
+   * @brief Number of elements.
+   * @return the count given at construction; 0 when empty
+   */
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// @brief Size in bytes.
+  /**
+   * @brief Size in bytes.
+   * @return size() * sizeof(T)
+   */
   [[nodiscard]] std::size_t size_bytes() const noexcept { return size_ * sizeof(T); }
-  /// @brief True when the buffer holds no elements.
+  /**
+   * @brief Whether the buffer holds no elements.
+   * @return true when size() is 0 (default-constructed, moved from, or 0 elements asked for)
+   */
   [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
-  /// @brief The stream the memory will be freed on.
+  /**
+   * @brief The stream the memory will be freed on.
+   * @return the stream given at construction or by set_stream()
+   */
   [[nodiscard]] stream_view stream() const noexcept { return stream_; }
   /**
    * @brief Changes the stream the memory will be freed on (e.g. the last stream that used it).

@@ -59,13 +59,20 @@ class memory_pool {
    * @throw funnel::cuda_error / funnel::system_error when creating the pool fails
    */
   explicit memory_pool(backend_kind backend, memory_pool_options options = {});
-  /// @brief Destroys the pool; live allocations are reported on stderr.
+  /// @brief Destroys the pool; live allocations are reported on stderr and released.
   ~memory_pool();
   memory_pool(const memory_pool&) = delete;
   memory_pool& operator=(const memory_pool&) = delete;
-  /// @brief Takes over `other`'s pool; `other` is left empty.
+  /**
+   * @brief Takes over `other`'s pool.
+   * @param other the pool to take; left empty
+   */
   memory_pool(memory_pool&& other) noexcept;
-  /// @brief Destroys this pool, then takes over `other`'s.
+  /**
+   * @brief Destroys this pool, then takes over `other`'s.
+   * @param other the pool to take; left empty
+   * @return this pool
+   */
   memory_pool& operator=(memory_pool&& other) noexcept;
 
   /**
@@ -112,11 +119,20 @@ class memory_pool {
    */
   void grant_access(const device& peer);
 
-  /// @brief The backend this pool takes memory from.
+  /**
+   * @brief The backend this pool takes memory from.
+   * @return the backend given at creation (host for a moved-from pool)
+   */
   [[nodiscard]] backend_kind backend() const noexcept;
-  /// @brief The name given in the options ("" for a moved-from pool).
+  /**
+   * @brief The pool's name, which its error messages and leak reports carry.
+   * @return the name given in the options ("" for a moved-from pool)
+   */
   [[nodiscard]] const std::string& name() const noexcept;
-  /// @brief True for a pool made by import_handle().
+  /**
+   * @brief Whether this pool maps another process's pool.
+   * @return true for a pool made by import_handle(), which cannot allocate
+   */
   [[nodiscard]] bool is_imported() const noexcept;
 
   /**

@@ -19,14 +19,19 @@ struct memory_pool_options {
   std::string name = "funnel";
   /// Value of `device` meaning "the device current on the creating thread".
   static constexpr int current_device = -1;
-  /// CUDA device the pool takes memory from (ignored by the host backend): by default the
-  /// device current when the pool is created, i.e. the rank's GPU once it is bound.
+  /// @brief CUDA device the pool takes memory from (ignored by the host backend).
+  ///
+  /// By default the device current when the pool is created, i.e. the rank's GPU once it is
+  /// bound.
   int device = current_device;
-  /// Bytes the pool keeps reserved when memory is freed; more is returned to the system.
+  /// @brief Bytes the pool keeps reserved when memory is freed; more is returned to the system.
+  ///
   /// The default keeps all memory (no release).
   std::size_t release_threshold = std::numeric_limits<std::size_t>::max();
-  /// Most bytes that may be handed out at once; an allocation beyond it raises
-  /// funnel::out_of_memory before the device is asked (emulates a smaller GPU).
+  /// @brief Most bytes that may be handed out at once.
+  ///
+  /// An allocation beyond it raises funnel::out_of_memory before the device is asked (emulates
+  /// a smaller GPU).
   std::optional<std::size_t> byte_limit;
   /// The pool can be exported to other processes (POSIX file descriptor handles).
   bool ipc_exportable = false;

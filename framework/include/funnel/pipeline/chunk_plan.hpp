@@ -81,36 +81,79 @@ class chunk_plan {
    */
   [[nodiscard]] static int chunk_axis_of(const field_layout& field) noexcept;
 
-  /// @brief The field this plan cuts.
+  /**
+   * @brief The field this plan cuts.
+   * @return its layout, as given
+   */
   [[nodiscard]] const field_layout& field() const noexcept { return field_; }
-  /// @brief The axis chunks are cut along (0 x, 1 y, 2 z).
+  /**
+   * @brief The axis chunks are cut along.
+   * @return 0 x, 1 y, 2 z (chunk_axis_of(field()))
+   */
   [[nodiscard]] int axis() const noexcept { return axis_; }
-  /// @brief h, the stencil radius.
+  /**
+   * @brief The stencil radius the plan was made for.
+   * @return h
+   */
   [[nodiscard]] int stencil_radius() const noexcept { return radius_; }
-  /// @brief k, stencil steps per pass.
+  /**
+   * @brief Stencil steps per pass.
+   * @return k
+   */
   [[nodiscard]] int steps_per_pass() const noexcept { return steps_; }
-  /// @brief Which faces have neighbours.
+  /**
+   * @brief Which faces have neighbours.
+   * @return the faces given
+   */
   [[nodiscard]] const neighbour_faces& faces() const noexcept { return faces_; }
-  /// @brief Number of chunks.
+  /**
+   * @brief Number of chunks.
+   * @return C, at least 1
+   */
   [[nodiscard]] int size() const noexcept { return static_cast<int>(chunks_.size()); }
-  /// @brief All chunks, in order along the chunk axis.
+  /**
+   * @brief All chunks.
+   * @return the chunks, in order along the chunk axis
+   */
   [[nodiscard]] const std::vector<chunk>& chunks() const noexcept { return chunks_; }
-  /// @brief Chunk `i` (0 ≤ i < size(); unchecked).
+  /**
+   * @brief One chunk.
+   * @param i its index, 0 ≤ i < size() (unchecked)
+   * @return chunks()[i]
+   */
   [[nodiscard]] const chunk& operator[](int i) const noexcept {
     return chunks_[static_cast<std::size_t>(i)];
   }
-  /// @brief Cells per plane (allocated extents of the faster axes).
+  /**
+   * @brief Cells per plane.
+   * @return the product of the allocated extents of the faster axes
+   */
   [[nodiscard]] std::int64_t plane_cells() const noexcept { return plane_cells_; }
-  /// @brief Cells of the largest chunk device buffer (what each device slot must hold).
+  /**
+   * @brief Size of the largest chunk device buffer: what each device slot must hold.
+   * @return cells
+   */
   [[nodiscard]] std::int64_t max_buffer_cells() const noexcept { return max_buffer_cells_; }
-  /// @brief Cell updates one pass performs on the interior (interior cells × k).
+  /**
+   * @brief Work of one pass, the numerator of a cell-update rate.
+   * @return cell updates one pass performs on the interior: interior cells × k
+   */
   [[nodiscard]] std::int64_t interior_cell_updates() const noexcept;
-  /// @brief Cells copied host → device per pass (sum of inputs; > allocated cells when chunks
-  /// overlap).
+  /**
+   * @brief Host → device traffic of one pass.
+   * @return cells copied: the sum of the inputs, more than the allocated cells when chunks
+   * overlap
+   */
   [[nodiscard]] std::int64_t input_cells_total() const noexcept;
-  /// @brief Cells copied device → host per pass (the interior planes).
+  /**
+   * @brief Device → host traffic of one pass.
+   * @return cells copied: the interior planes
+   */
   [[nodiscard]] std::int64_t output_cells_total() const noexcept;
-  /// @brief One line for plan printouts, e.g. "8 chunks along z of 12-13 planes, k=2, h=1".
+  /**
+   * @brief The plan in words, for plan printouts.
+   * @return one line, e.g. "8 chunks along z of 12-13 planes, k=2, h=1"
+   */
   [[nodiscard]] std::string describe() const;
 
  private:

@@ -22,11 +22,22 @@ struct neighbour_faces {
   /// `open[axis][side]` (side 0 = low, 1 = high): true when a neighbour fills that halo.
   std::array<std::array<bool, 2>, 3> open{};
 
-  /// @brief No neighbour on any face: a single rank, all physical boundaries.
+  /**
+   * @brief No neighbour on any face: a single rank, all physical boundaries.
+   * @return every face closed
+   */
   [[nodiscard]] static constexpr neighbour_faces none() noexcept { return {}; }
-  /// @brief True when `side` (0 low, 1 high) of `axis` (0 x, 1 y, 2 z) has a neighbour.
+  /**
+   * @brief Whether one face has a neighbour.
+   * @param axis 0 x, 1 y, 2 z (unchecked)
+   * @param side 0 low, 1 high (unchecked)
+   * @return open[axis][side]
+   */
   [[nodiscard]] constexpr bool has(int axis, int side) const noexcept { return open[axis][side]; }
-  /// @brief True when any face has a neighbour.
+  /**
+   * @brief Whether any face has a neighbour.
+   * @return true when a halo is refreshed by the exchange (the pipeline must recompute it)
+   */
   [[nodiscard]] constexpr bool any() const noexcept {
     for (const auto& sides : open) {
       if (sides[0] || sides[1]) return true;

@@ -25,7 +25,11 @@ enum class pass_mode {
   copies_only    ///< both copy directions at once, no kernels (the two-direction link rate)
 };
 
-/// @brief "pipelined", "serial", "h2d_only", "d2h_only", "compute_only" or "copies_only".
+/**
+ * @brief The mode's name, for reports.
+ * @param mode the mode
+ * @return "pipelined", "serial", "h2d_only", "d2h_only", "compute_only" or "copies_only"
+ */
 [[nodiscard]] std::string to_string(pass_mode mode);
 
 }  // namespace funnel

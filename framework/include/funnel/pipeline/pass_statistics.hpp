@@ -38,20 +38,41 @@ struct pass_statistics {
   std::size_t d2h_bytes = 0;              ///< bytes copied device → host
   std::int64_t cell_updates = 0;          ///< interior cells × k (0 when no kernels ran)
 
-  /// @brief max(T_H2D, T_D2H, T_kernel): the pass time with perfect overlap.
+  /**
+   * @brief The pass time with perfect overlap.
+   * @return max(T_H2D, T_D2H, T_kernel), in seconds
+   */
   [[nodiscard]] double bound_seconds() const noexcept;
-  /// @brief "h2d", "d2h" or "kernel": which term sets bound_seconds.
+  /**
+   * @brief Which term sets bound_seconds().
+   * @return "kernel", "h2d" or "d2h" (ties go to the first of these)
+   */
   [[nodiscard]] std::string bound_name() const;
-  /// @brief bound_seconds / pass_seconds (0 when nothing was timed).
+  /**
+   * @brief How close the pass came to perfect overlap.
+   * @return bound_seconds() / pass_seconds, 1 at best; 0 when nothing was timed
+   */
   [[nodiscard]] double efficiency() const noexcept;
-  /// @brief h2d_bytes / h2d_seconds in GB/s (10^9 B/s): link speed while copying.
+  /**
+   * @brief Host → device link speed while copying.
+   * @return h2d_bytes / h2d_seconds in GB/s (10^9 B/s); 0 when nothing was timed
+   */
   [[nodiscard]] double h2d_gb_per_s() const noexcept;
-  /// @brief d2h_bytes / d2h_seconds in GB/s.
+  /**
+   * @brief Device → host link speed while copying.
+   * @return d2h_bytes / d2h_seconds in GB/s (10^9 B/s); 0 when nothing was timed
+   */
   [[nodiscard]] double d2h_gb_per_s() const noexcept;
-  /// @brief cell_updates / pass_seconds.
+  /**
+   * @brief Throughput of the pass.
+   * @return cell_updates / pass_seconds; 0 when nothing was timed
+   */
   [[nodiscard]] double cell_updates_per_s() const noexcept;
-  /// @brief One line, e.g. "pipelined: 12 chunks, S=3, k=1, pass 1.2 ms, efficiency 0.93 (h2d
-  /// bound), H2D 51.2 GB/s, D2H 50.8 GB/s".
+  /**
+   * @brief The statistics in one line, for logs.
+   * @return mode, chunks, S, k, pass time, efficiency and its bound, both link speeds, kernel
+   * time, and whether pinned staging was used
+   */
   [[nodiscard]] std::string summary() const;
 };
 

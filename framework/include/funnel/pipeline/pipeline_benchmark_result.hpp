@@ -23,26 +23,44 @@ struct pipeline_benchmark_result {
   pass_statistics compute_alone;  ///< kernels alone
   pass_statistics copies_both;    ///< both copy directions at once, no kernels
 
-  /// @brief (c) max(T_H2D, T_D2H, T_kernel) with each part timed alone.
+  /**
+   * @brief (c): the pass time with perfect overlap, each part timed alone.
+   * @return max(T_H2D, T_D2H, T_kernel), in seconds
+   */
   [[nodiscard]] double bound_seconds() const noexcept;
-  /// @brief serial / pipelined pass time, (a)/(b).
+  /**
+   * @brief What the pipeline gains over copying and computing one chunk at a time.
+   * @return serial / pipelined pass time, (a)/(b); 0 when nothing was timed
+   */
   [[nodiscard]] double speedup() const noexcept;
-  /// @brief bound / pipelined pass time: how close (b) comes to (c).
+  /**
+   * @brief How close (b) comes to (c).
+   * @return bound_seconds() / pipelined pass time; 0 when nothing was timed
+   */
   [[nodiscard]] double efficiency_vs_bound() const noexcept;
   /**
-   * @brief max(T_both, T_kernel): the bound with both copy directions timed together.
+   * @brief The bound with both copy directions timed together.
    *
    * While H2D and D2H overlap each gets less than it does alone, so (c) is not attainable when
    * copies dominate; T_both (both directions at once, no kernels) is (H2D + D2H bytes) / the
    * bidirectional rate.
+   * @return max(T_both, T_kernel), in seconds
    */
   [[nodiscard]] double bidirectional_bound_seconds() const noexcept;
-  /// @brief bidirectional bound / pipelined pass time: how close (b) comes to what both
-  /// directions copying at once allow.
+  /**
+   * @brief How close (b) comes to what both directions copying at once allow.
+   * @return bidirectional_bound_seconds() / pipelined pass time; 0 when nothing was timed
+   */
   [[nodiscard]] double efficiency_vs_bidirectional_bound() const noexcept;
-  /// @brief Bytes of both directions / time, with both directions copying at once, in GB/s.
+  /**
+   * @brief The link's rate with both directions copying at once.
+   * @return bytes of both directions / T_both, in GB/s (10^9 B/s); 0 when nothing was timed
+   */
   [[nodiscard]] double bidirectional_gb_per_s() const noexcept;
-  /// @brief A few lines for funnel-bench: each mode's time and the ratios.
+  /**
+   * @brief The results as text, for funnel-bench.
+   * @return a few lines, each ending in a newline: each mode's time and the ratios
+   */
   [[nodiscard]] std::string report() const;
 };
 

@@ -19,7 +19,10 @@ struct pipeline_choice {
   std::string bound;   ///< predicted bound: "h2d", "d2h" or "kernel" ("" without a probe)
   std::string reason;  ///< how each value was chosen (override or auto, and the figures)
 
-  /// @brief e.g. "chunks=32 streams=3 steps-per-pass=1 (auto: ...)".
+  /**
+   * @brief The choice in words, for plan printouts.
+   * @return one line: "chunks=C streams=S steps-per-pass=k (reason)"
+   */
   [[nodiscard]] std::string describe() const;
 };
 

@@ -85,7 +85,8 @@ class pipeline_executor {
    * "d2h", and "stage in"/"stage out" when staging)
    * @param mode pipelined (default) or a benchmark baseline (see pass_mode)
    * @return timings and byte counts of the pass
-   * @throw funnel::invalid_argument for null or overlapping arrays
+   * @throw funnel::invalid_argument for null or overlapping arrays, or an empty `compute` in a
+   * mode that computes
    * @throw funnel::cuda_error (or what `compute` throws) on failure
    */
   pass_statistics run(const T* in, T* out, const compute_function& compute,
@@ -99,15 +100,30 @@ class pipeline_executor {
     return engine_->run(in, out, compute ? erased : detail::untyped_compute{}, trace, mode);
   }
 
-  /// @brief The chunk plan.
+  /**
+   * @brief The chunk plan.
+   * @return the plan given at construction
+   */
   [[nodiscard]] const chunk_plan& plan() const noexcept { return engine_->plan(); }
-  /// @brief The options it was created with.
+  /**
+   * @brief The options it was created with.
+   * @return slots (S) and staging, as given
+   */
   [[nodiscard]] const pipeline_options& options() const noexcept { return engine_->options(); }
-  /// @brief The backend it runs on.
+  /**
+   * @brief The backend it runs on.
+   * @return the backend given at construction
+   */
   [[nodiscard]] backend_kind backend() const noexcept { return engine_->backend(); }
-  /// @brief Device bytes held from the pool (2·S chunk buffers).
+  /**
+   * @brief Device memory held from the pool, for a run's memory report.
+   * @return bytes of the 2·S chunk buffers
+   */
   [[nodiscard]] std::size_t device_bytes() const noexcept { return engine_->device_bytes(); }
-  /// @brief Pinned staging bytes held (0 until a pass needs staging).
+  /**
+   * @brief Pinned staging memory held.
+   * @return bytes; 0 until a pass needs staging
+   */
   [[nodiscard]] std::size_t staging_bytes() const noexcept { return engine_->staging_bytes(); }
 
  private:

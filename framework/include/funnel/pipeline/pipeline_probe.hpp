@@ -23,7 +23,10 @@ struct pipeline_probe {
   double d2h_gb_per_s = 0.0;        ///< device → host copies
   double cell_updates_per_s = 0.0;  ///< kernel steps (with the per-chunk setup) per second
 
-  /// @brief e.g. "H2D 52.1 GB/s, D2H 51.9 GB/s, kernel 2.1e+10 cell updates/s".
+  /**
+   * @brief The rates in words, for plan printouts.
+   * @return one line: "H2D <GB/s> GB/s, D2H <GB/s> GB/s, kernel <rate> cell updates/s"
+   */
   [[nodiscard]] std::string describe() const;
 };
 
@@ -34,6 +37,7 @@ struct pipeline_probe {
  * shape; the probe streams about `probe_bytes` of them in 4 chunks (h2d-only, d2h-only and
  * compute-only passes, best of 2). The start of `out` is overwritten with unspecified values.
  *
+ * @tparam T element type of the field
  * @param backend host or cuda
  * @param pool pool for the probe's device slots (it needs about probe_bytes)
  * @param field the rank's field
@@ -43,6 +47,8 @@ struct pipeline_probe {
  * @param compute the per-step device work
  * @param probe_bytes about how much of the field to stream
  * @return the measured rates
+ * @throw funnel::invalid_argument, funnel::out_of_memory as chunk_plan and pipeline_executor
+ * (e.g. a field too thin to chunk, or a pool of another backend), or what the passes throw
  */
 template <class T>
 pipeline_probe probe_pipeline(backend_kind backend, memory_pool& pool, const field_layout& field,

@@ -14,13 +14,21 @@ namespace funnel {
 /**
  * @brief Where funnel's streams run work and its pools take memory from.
  *
- * `cuda`: an NVIDIA GPU through the CUDA runtime. `host`: the CPU, with the same semantics
- * (in-order streams that complete work eagerly, events, pools with statistics and byte
- * limits), so every layer above the runtime runs and is tested on machines without a GPU.
+ * The host backend has the CUDA backend's semantics, so every layer above the runtime runs and
+ * is tested on machines without a GPU.
  */
-enum class backend_kind { host, cuda };
+enum class backend_kind {
+  /// the CPU: in-order streams that complete work eagerly, events, pools with statistics and
+  /// byte limits
+  host,
+  cuda  ///< an NVIDIA GPU through the CUDA runtime
+};
 
-/// @brief "host" or "cuda".
+/**
+ * @brief The backend's name, as select_backend() and the command lines spell it.
+ * @param kind the backend
+ * @return "host" or "cuda"
+ */
 [[nodiscard]] std::string to_string(backend_kind kind);
 
 /**
@@ -36,10 +44,17 @@ enum class backend_kind { host, cuda };
  */
 [[nodiscard]] backend_kind select_backend(std::string_view request);
 
-/// @brief True when this build contains the CUDA backend.
+/**
+ * @brief Whether this build contains the CUDA backend (FUNNEL_HAS_CUDA).
+ * @return true when it does; a GPU may still be missing at run time (cuda_device_count())
+ */
 [[nodiscard]] bool cuda_compiled() noexcept;
 
-/// @brief Number of CUDA devices visible to this process (0 without CUDA or without a GPU).
+/**
+ * @brief Number of CUDA devices visible to this process.
+ * @return the count; 0 without CUDA compiled in, without a GPU, or when the CUDA runtime cannot
+ * count them (select_backend() tells these cases apart, this function does not)
+ */
 [[nodiscard]] int cuda_device_count() noexcept;
 
 }  // namespace funnel

@@ -34,10 +34,16 @@ class device {
    */
   [[nodiscard]] static device current();
 
-  /// @brief Number of visible CUDA devices (0 without CUDA compiled in or without a GPU).
+  /**
+   * @brief Number of CUDA devices visible to this process (funnel::cuda_device_count()).
+   * @return the count; 0 without CUDA compiled in or without a GPU
+   */
   [[nodiscard]] static int count() noexcept;
 
-  /// @brief The device ordinal.
+  /**
+   * @brief The device ordinal.
+   * @return the CUDA ordinal, in [0, count()), as CUDA_VISIBLE_DEVICES renumbers them
+   */
   [[nodiscard]] int id() const noexcept { return id_; }
 
   /**

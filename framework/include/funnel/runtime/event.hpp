@@ -53,9 +53,16 @@ class event {
   ~event();
   event(const event&) = delete;
   event& operator=(const event&) = delete;
-  /// @brief Takes over `other`'s event; `other` is left empty.
+  /**
+   * @brief Takes over `other`'s event.
+   * @param other the event to take; left empty
+   */
   event(event&& other) noexcept;
-  /// @brief Destroys the event held, then takes over `other`'s.
+  /**
+   * @brief Destroys the event held, then takes over `other`'s.
+   * @param other the event to take; left empty
+   * @return this event
+   */
   event& operator=(event&& other) noexcept;
 
   /**
@@ -82,18 +89,31 @@ class event {
    */
   void synchronize() const;
   /**
-   * @brief Whether the captured work has completed (true if never recorded).
+   * @brief Whether the captured work has completed, without blocking.
+   * @return true when it has, or when the event was never recorded
    * @throw funnel::cuda_error if the CUDA runtime reports an error other than "not ready"
    */
   [[nodiscard]] bool query() const;
 
-  /// @brief A non-owning view, e.g. for wait_event.
+  /**
+   * @brief A non-owning view, e.g. for wait_event.
+   * @return a view valid while this event lives and is not moved from
+   */
   [[nodiscard]] event_view view() const noexcept;
-  /// @brief Which backend the event belongs to.
+  /**
+   * @brief Which backend the event belongs to.
+   * @return the backend given at creation
+   */
   [[nodiscard]] backend_kind backend() const noexcept { return backend_; }
-  /// @brief The flags the event was created with.
+  /**
+   * @brief The flags the event was created with.
+   * @return what decides whether elapsed_ms() and export_ipc() accept it
+   */
   [[nodiscard]] event_flags flags() const noexcept { return flags_; }
-  /// @brief The cudaEvent_t (nullptr on the host backend).
+  /**
+   * @brief The underlying CUDA event, for code that calls CUDA directly.
+   * @return the cudaEvent_t; nullptr on the host backend and after a move or release()
+   */
   [[nodiscard]] cuda_event_handle native_handle() const noexcept { return handle_; }
 
   /**

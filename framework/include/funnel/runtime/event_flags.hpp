@@ -8,21 +8,30 @@
 
 namespace funnel {
 
-/**
- * @brief Options of a funnel::event, combined with `|`.
- *
- * `none`: a synchronisation-only event (cheapest). `timing`: records time, for
- * event::elapsed_ms. `interprocess`: can be exported to another process of the node
- * (CUDA backend only; cannot be combined with `timing`).
- */
-enum class event_flags : unsigned { none = 0, timing = 1, interprocess = 2 };
+/// @brief Options of a funnel::event, combined with `|`.
+enum class event_flags : unsigned {
+  none = 0,    ///< a synchronisation-only event (the cheapest)
+  timing = 1,  ///< records time, for event::elapsed_ms
+  /// can be exported to another process of the node (CUDA backend only; not with `timing`)
+  interprocess = 2
+};
 
-/// @brief Union of two flag sets.
+/**
+ * @brief Union of two flag sets.
+ * @param a one set
+ * @param b the other set
+ * @return the flags set in either
+ */
 [[nodiscard]] constexpr event_flags operator|(event_flags a, event_flags b) noexcept {
   return static_cast<event_flags>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
 }
 
-/// @brief Intersection of two flag sets.
+/**
+ * @brief Intersection of two flag sets.
+ * @param a one set
+ * @param b the other set
+ * @return the flags set in both
+ */
 [[nodiscard]] constexpr event_flags operator&(event_flags a, event_flags b) noexcept {
   return static_cast<event_flags>(static_cast<unsigned>(a) & static_cast<unsigned>(b));
 }

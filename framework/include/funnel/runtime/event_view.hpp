@@ -23,24 +23,36 @@ using cuda_event_handle = CUevent_st*;
  */
 class event_view {
  public:
-  /// @brief A view of a host-backend event (all host events behave alike for waiting).
+  /**
+   * @brief A view of a host-backend event.
+   * @return a view; all host events behave alike for waiting, so all such views compare equal
+   */
   [[nodiscard]] static constexpr event_view host() noexcept {
     return event_view{backend_kind::host, nullptr};
   }
   /**
    * @brief A view of a CUDA event owned elsewhere.
    * @param handle the cudaEvent_t
-   * @return the view
+   * @return the view; the event must outlive its use through it
    */
   [[nodiscard]] static constexpr event_view from_native_handle(cuda_event_handle handle) noexcept {
     return event_view{backend_kind::cuda, handle};
   }
 
-  /// @brief Which backend the event belongs to.
+  /**
+   * @brief Which backend the event belongs to.
+   * @return host or cuda
+   */
   [[nodiscard]] constexpr backend_kind backend() const noexcept { return backend_; }
-  /// @brief True for a CUDA event.
+  /**
+   * @brief Whether this is a CUDA event.
+   * @return backend() == backend_kind::cuda
+   */
   [[nodiscard]] constexpr bool is_cuda() const noexcept { return backend_ == backend_kind::cuda; }
-  /// @brief The cudaEvent_t (nullptr on the host backend).
+  /**
+   * @brief The underlying CUDA event, for code that calls CUDA directly.
+   * @return the cudaEvent_t; nullptr on the host backend
+   */
   [[nodiscard]] constexpr cuda_event_handle native_handle() const noexcept { return handle_; }
 
   /**
@@ -49,7 +61,8 @@ class event_view {
    */
   void synchronize() const;
   /**
-   * @brief Whether the work captured by the last record has completed (true if never recorded).
+   * @brief Whether the work captured by the last record has completed, without blocking.
+   * @return true when it has, when the event was never recorded, and always on the host backend
    * @throw funnel::cuda_error if the CUDA runtime reports an error other than "not ready"
    */
   [[nodiscard]] bool query() const;

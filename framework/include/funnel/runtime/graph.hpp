@@ -36,25 +36,38 @@ class graph {
    * capture is ended and the exception passes on.
    * @param stream a CUDA stream with no work being captured
    * @param enqueue submits the work
+   * @return the instantiated graph, uploaded to the device
    * @throw funnel::invalid_argument on the host backend
    * @throw funnel::cuda_error when capturing or instantiating fails (e.g. a call that cannot be
    * captured, such as a synchronisation)
    */
   [[nodiscard]] static graph capture(stream_view stream, const std::function<void()>& enqueue);
 
+  /// @brief Destroys the graph and its instance; logs, never throws.
   ~graph();
   graph(const graph&) = delete;
   graph& operator=(const graph&) = delete;
-  /// @brief Takes over `other`'s graph; `other` becomes empty.
+  /**
+   * @brief Takes over `other`'s graph.
+   * @param other the graph to take; left empty
+   */
   graph(graph&& other) noexcept;
-  /// @brief Destroys the graph held, then takes over `other`'s.
+  /**
+   * @brief Destroys the graph held, then takes over `other`'s.
+   * @param other the graph to take; left empty
+   * @return this graph
+   */
   graph& operator=(graph&& other) noexcept;
 
-  /// @brief True when no graph is held.
+  /**
+   * @brief Whether a graph is held.
+   * @return true when default-constructed or moved from
+   */
   [[nodiscard]] bool empty() const noexcept { return exec_ == nullptr; }
   /**
    * @brief Runs the graph on `stream`, after the work submitted to it before.
-   * @throw funnel::invalid_argument when empty
+   * @param stream a CUDA stream; need not be the one the graph was captured from
+   * @throw funnel::invalid_argument when empty, or for a host stream
    * @throw funnel::cuda_error when the launch fails
    */
   void launch(stream_view stream);

@@ -53,22 +53,43 @@ class pinned_buffer {
   ~pinned_buffer();
   pinned_buffer(const pinned_buffer&) = delete;
   pinned_buffer& operator=(const pinned_buffer&) = delete;
-  /// @brief Takes over `other`'s memory; `other` is left empty.
+  /**
+   * @brief Takes over `other`'s memory.
+   * @param other the buffer to take; left empty
+   */
   pinned_buffer(pinned_buffer&& other) noexcept;
-  /// @brief Frees the memory held, then takes over `other`'s.
+  /**
+   * @brief Frees (or unregisters) the memory held, then takes over `other`'s.
+   * @param other the buffer to take; left empty
+   * @return this buffer
+   */
   pinned_buffer& operator=(pinned_buffer&& other) noexcept;
 
-  /// @brief Start of the memory.
+  /**
+   * @brief Start of the memory.
+   * @return the host address; nullptr when empty
+   */
   [[nodiscard]] void* data() const noexcept { return data_; }
-  /// @brief Size in bytes.
+  /**
+   * @brief Size of the memory.
+   * @return bytes; 0 when empty
+   */
   [[nodiscard]] std::size_t size() const noexcept { return size_; }
-  /// @brief True when the memory was registered rather than allocated by this buffer.
+  /**
+   * @brief Whether the memory was registered rather than allocated by this buffer.
+   * @return true for register_memory(): destruction then never frees the memory (the CUDA
+   * backend unregisters it)
+   */
   [[nodiscard]] bool is_registered() const noexcept { return registered_; }
-  /// @brief The backend that pinned the memory.
+  /**
+   * @brief The backend that pinned the memory.
+   * @return the backend given at construction
+   */
   [[nodiscard]] backend_kind backend() const noexcept { return backend_; }
 
   /**
    * @brief The memory as an array of T (size() / sizeof(T) elements).
+   * @tparam T the element type
    * @return data() cast to T*
    * @throw funnel::invalid_argument when data() is not aligned for T
    */

@@ -43,19 +43,38 @@ class stream {
   ~stream();
   stream(const stream&) = delete;
   stream& operator=(const stream&) = delete;
-  /// @brief Takes over `other`'s stream; `other` is left empty.
+  /**
+   * @brief Takes over `other`'s stream.
+   * @param other the stream to take; left empty
+   */
   stream(stream&& other) noexcept;
-  /// @brief Destroys the stream held, then takes over `other`'s.
+  /**
+   * @brief Destroys the stream held, then takes over `other`'s.
+   * @param other the stream to take; left empty
+   * @return this stream
+   */
   stream& operator=(stream&& other) noexcept;
 
-  /// @brief A non-owning view for stream-ordered calls.
+  /**
+   * @brief A non-owning view for stream-ordered calls.
+   * @return a view valid while this stream lives and is not moved from
+   */
   [[nodiscard]] stream_view view() const noexcept;
-  /// @brief Same as view(), so a stream can be passed where a stream_view is expected.
+  /**
+   * @brief Same as view(), so a stream can be passed where a stream_view is expected.
+   * @return view()
+   */
   operator stream_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
 
-  /// @brief Which backend runs this stream's work.
+  /**
+   * @brief Which backend runs this stream's work.
+   * @return the backend given at creation
+   */
   [[nodiscard]] backend_kind backend() const noexcept { return backend_; }
-  /// @brief The cudaStream_t (nullptr on the host backend).
+  /**
+   * @brief The underlying CUDA stream, for code that calls CUDA directly.
+   * @return the cudaStream_t; nullptr on the host backend and after a move or release()
+   */
   [[nodiscard]] cuda_stream_handle native_handle() const noexcept { return handle_; }
 
   /**

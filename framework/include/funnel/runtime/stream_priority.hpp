@@ -11,10 +11,12 @@ namespace funnel {
 /**
  * @brief Priority a stream's work is scheduled with on the GPU.
  *
- * `normal` is the device's least (default) priority, `high` its greatest. Pipelines put halo
- * exchanges on a high-priority stream so that the critical path overtakes interior compute.
- * The host backend runs work eagerly and ignores the priority.
+ * Pipelines put halo exchanges on a high-priority stream so that the critical path overtakes
+ * interior compute. The host backend runs work eagerly and ignores the priority.
  */
-enum class stream_priority { normal, high };
+enum class stream_priority {
+  normal,  ///< the device's least priority, CUDA's default
+  high     ///< the device's greatest priority
+};
 
 }  // namespace funnel

@@ -24,24 +24,37 @@ using cuda_stream_handle = CUstream_st*;
  */
 class stream_view {
  public:
-  /// @brief The host backend's stream.
+  /**
+   * @brief The host backend's stream.
+   * @return a view; every host stream behaves alike, so all such views compare equal
+   */
   [[nodiscard]] static constexpr stream_view host() noexcept {
     return stream_view{backend_kind::host, nullptr};
   }
   /**
    * @brief A view of a CUDA stream owned elsewhere (e.g. by Kokkos or the application).
    * @param handle the cudaStream_t; nullptr means the legacy default stream
+   * @return the view; the stream must outlive its use through it
    */
   [[nodiscard]] static constexpr stream_view from_native_handle(
       cuda_stream_handle handle) noexcept {
     return stream_view{backend_kind::cuda, handle};
   }
 
-  /// @brief Which backend runs this stream's work.
+  /**
+   * @brief Which backend runs this stream's work.
+   * @return host or cuda
+   */
   [[nodiscard]] constexpr backend_kind backend() const noexcept { return backend_; }
-  /// @brief True for a CUDA stream.
+  /**
+   * @brief Whether this is a CUDA stream.
+   * @return backend() == backend_kind::cuda
+   */
   [[nodiscard]] constexpr bool is_cuda() const noexcept { return backend_ == backend_kind::cuda; }
-  /// @brief The cudaStream_t (nullptr for the host backend or the legacy default stream).
+  /**
+   * @brief The underlying CUDA stream, for code that calls CUDA directly.
+   * @return the cudaStream_t; nullptr for the host backend or the legacy default stream
+   */
   [[nodiscard]] constexpr cuda_stream_handle native_handle() const noexcept { return handle_; }
 
   /**
@@ -49,7 +62,11 @@ class stream_view {
    * @throw funnel::cuda_error if the CUDA stream reports an error
    */
   void synchronize() const;
-  /// @brief True when all work submitted so far has completed (never throws; false on error).
+  /**
+   * @brief Whether all work submitted so far has completed, without blocking.
+   * @return true when it has (always on the host backend); false while work is pending, and
+   * also when the CUDA stream reports an error
+   */
   [[nodiscard]] bool is_done() const noexcept;
 
   /// @brief Same backend and same handle.

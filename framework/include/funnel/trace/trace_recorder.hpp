@@ -53,13 +53,26 @@ class trace_recorder {
   void add_span(int track, std::string name, double start_us, double duration_us,
                 std::vector<trace_arg> args = {});
 
-  /// @brief Microseconds from the epoch to now (steady clock).
+  /**
+   * @brief The current time on this timeline, for add_span().
+   * @return microseconds from the epoch to now (steady clock)
+   */
   [[nodiscard]] double now_us() const noexcept;
-  /// @brief Microseconds from the epoch to `t`.
+  /**
+   * @brief A time point on this timeline, e.g. one taken before a span was known.
+   * @param t a steady-clock time
+   * @return microseconds from the epoch to `t` (negative before the epoch)
+   */
   [[nodiscard]] double to_us(std::chrono::steady_clock::time_point t) const noexcept;
-  /// @brief Track names, indexed by track id.
+  /**
+   * @brief The tracks added so far.
+   * @return their names, indexed by track id
+   */
   [[nodiscard]] const std::vector<std::string>& tracks() const noexcept { return tracks_; }
-  /// @brief Spans recorded so far, in recording order.
+  /**
+   * @brief The spans recorded so far, e.g. for tests or a summary.
+   * @return the spans, in recording order
+   */
   [[nodiscard]] const std::vector<trace_span>& spans() const noexcept { return spans_; }
   /// @brief Drops all spans (tracks stay).
   void clear() noexcept { spans_.clear(); }

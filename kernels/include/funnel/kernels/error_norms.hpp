@@ -20,7 +20,10 @@ struct error_norms {
   double sum_squares = 0.0;  ///< sum of (computed - exact)^2
   std::int64_t cells = 0;    ///< cells compared
 
-  /// @brief Root mean square error (0 when no cell was compared).
+  /**
+   * @brief Root mean square error, of one rank or of the reduced norms of all ranks.
+   * @return sqrt(sum_squares / cells); 0 when no cell was compared
+   */
   [[nodiscard]] double rms() const noexcept {
     return cells > 0 ? std::sqrt(sum_squares / static_cast<double>(cells)) : 0.0;
   }

@@ -44,9 +44,9 @@ namespace funnel::kernels {
  * @param out field at the next step; must not alias `in`
  * @param region cells to update, in allocated-array coordinates; it must keep one cell away from
  * the array's edge along every axis with neighbours and be [0, 1) along the others; empty: no-op
- * @param params the coefficient c = alpha * dt / h^2
- * @throw funnel::invalid_argument for a region outside the array, null or aliasing pointers, or a
- * stream that does not suit `impl`
+ * @param params the coefficient c = alpha * dt / h^2, finite
+ * @throw funnel::invalid_argument for a region outside the array, null or aliasing pointers, a
+ * stream that does not suit `impl`, or a coefficient that is not finite
  * @throw funnel::unsupported when `impl` is not compiled into this build
  * @throw funnel::cuda_error when the launch fails
  */
@@ -61,11 +61,18 @@ void heat3d_step(stream_view stream, implementation impl, const field_layout& la
  * ranks sharing one GPU then pay one launch per step instead of two (docs/halo.md, "Pushed
  * exchanges"). The values are those of heat3d_step, bitwise.
  *
+ * @param stream a CUDA stream
+ * @param impl must be `cuda`
+ * @param layout as heat3d_step
+ * @param in as heat3d_step
+ * @param out as heat3d_step
+ * @param region as heat3d_step, and not empty (the launch is what signals the neighbours)
+ * @param params as heat3d_step
  * @param push the exchange, from halo_exchange::push_next(stream, out); cells of its faces outside
  * `region` are not pushed
- * @param region must not be empty (the launch is what signals the neighbours)
- * @throw funnel::unsupported for `host` or `kokkos`, or without CUDA in this build; otherwise
- * what heat3d_step throws
+ * @throw funnel::invalid_argument for an empty region; otherwise as heat3d_step
+ * @throw funnel::unsupported for `host` or `kokkos`, or without CUDA in this build
+ * @throw funnel::cuda_error when the launch fails
  */
 template <class T>
 void heat3d_step_pushed(stream_view stream, implementation impl, const field_layout& layout,
@@ -93,7 +100,7 @@ void heat3d_step_pushed(stream_view stream, implementation impl, const field_lay
  * @param first cells of the first step, kept one cell from the array's edge (as heat3d_step)
  * @param second cells of the second step; they and their one-cell surroundings must lie inside
  * the array, and `second` inside `first` (or empty: a no-op)
- * @param params the coefficient c = alpha * dt / h^2
+ * @param params the coefficient c = alpha * dt / h^2, finite
  * @throw funnel::invalid_argument for such regions outside the array, `second` not inside
  * `first`, a field that is not 3D, null or aliasing pointers, or a stream that does not suit
  * `impl`
@@ -110,6 +117,13 @@ void heat3d_two_steps(stream_view stream, implementation impl, const field_layou
  * the kernel's shapes against each other (`funnel-bench kernels`); the result is bitwise the
  * same for every shape.
  *
+ * @param stream a CUDA stream
+ * @param layout as the other heat3d_two_steps
+ * @param in as the other heat3d_two_steps
+ * @param out as the other heat3d_two_steps
+ * @param first as the other heat3d_two_steps
+ * @param second as the other heat3d_two_steps
+ * @param params as the other heat3d_two_steps
  * @param shape one of heat3d_two_steps_shapes(sizeof(T)), with any `planes` >= 1 or 0 (the
  * kernel's own rule)
  * @throw funnel::invalid_argument for a shape not compiled for T, negative planes, more blocks
@@ -122,14 +136,17 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
                       const heat3d_block_shape& shape);
 
 /**
- * @brief Grid spacing h = 1 / (N_x + 1) of a global grid.
+ * @brief Grid spacing of a global grid, the same along every axis.
  * @param global_interior interior cells of the whole grid
+ * @return h = 1 / (N_x + 1): the x axis, boundaries included, spans the unit interval
  */
 [[nodiscard]] double heat3d_grid_spacing(const index3& global_interior) noexcept;
 
 /**
- * @brief Decay rate k2 of the mode: u(t) = u0 * exp(-k2 * alpha * t); 3 pi^2 on the unit cube.
+ * @brief Decay rate of the mode heat3d_initialize writes: u(t) = u0 * exp(-k2 * alpha * t).
  * @param global_interior interior cells of the whole grid
+ * @return k2, the sum of (pi / L_a)^2 over the axes of more than one cell, L_a = (N_a + 1) * h:
+ * 3 pi^2 on the unit cube
  */
 [[nodiscard]] double heat3d_decay_rate(const index3& global_interior) noexcept;
 
@@ -157,7 +174,9 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
  * @param global_interior interior cells of the whole grid
  * @param offset global index of this rank's first interior cell
  * @param field the rank's field (layout.allocated_cells() values)
- * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid
+ * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid, or
+ * `field` is null
+ * @throw funnel::unsupported for a CUDA stream in a build without the CUDA kernels
  */
 template <class T>
 void heat3d_initialize(stream_view stream, const field_layout& layout,
@@ -172,7 +191,8 @@ void heat3d_initialize(stream_view stream, const field_layout& layout,
  * @param t simulated time of `field`
  * @param host_field the rank's field in host memory
  * @return the rank's share; reduce across ranks as error_norms describes
- * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid
+ * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid, or
+ * `host_field` is null
  */
 template <class T>
 [[nodiscard]] error_norms heat3d_error(const field_layout& layout, const index3& global_interior,

@@ -16,15 +16,21 @@ namespace funnel::kernels {
 /**
  * @brief The implementations every stencil has.
  *
- * `cuda` runs on a CUDA stream over device memory; `host` runs on the host stream over host
- * memory (OpenMP threads when available); `kokkos` runs on the Kokkos execution space that
- * matches the stream (a `Kokkos::Cuda` instance on a CUDA stream, the default host execution
- * space on the host stream). All three give bitwise identical stencil updates (see
- * detail/stencil_arithmetic.hpp).
+ * All three give bitwise identical stencil updates (see detail/stencil_arithmetic.hpp).
  */
-enum class implementation { cuda, host, kokkos };
+enum class implementation {
+  cuda,  ///< runs on a CUDA stream over device memory
+  host,  ///< runs on the host stream over host memory (OpenMP threads when available)
+  /// runs on the Kokkos execution space that matches the stream (a `Kokkos::Cuda` instance on a
+  /// CUDA stream, the default host execution space on the host stream)
+  kokkos
+};
 
-/// @brief "cuda", "host" or "kokkos".
+/**
+ * @brief The implementation's name, as parse_implementation() reads it.
+ * @param impl the implementation
+ * @return "cuda", "host" or "kokkos"
+ */
 [[nodiscard]] std::string to_string(implementation impl);
 
 /**
@@ -36,14 +42,17 @@ enum class implementation { cuda, host, kokkos };
 [[nodiscard]] implementation parse_implementation(std::string_view name);
 
 /**
- * @brief The natural implementation for a stream: `cuda` for a CUDA stream, `host` otherwise.
+ * @brief The natural implementation for a stream.
  * @param stream the stream the kernels will run on
+ * @return `cuda` for a CUDA stream, `host` otherwise
  */
 [[nodiscard]] implementation default_implementation(stream_view stream) noexcept;
 
 /**
- * @brief True when this build contains `impl` (cuda needs FUNNEL_HAS_CUDA, kokkos needs
- * FUNNEL_HAS_KOKKOS; host is always there).
+ * @brief Whether this build contains an implementation.
+ * @param impl the implementation
+ * @return true when compiled in: cuda needs FUNNEL_HAS_CUDA, kokkos needs FUNNEL_HAS_KOKKOS,
+ * host is always there
  */
 [[nodiscard]] bool implementation_compiled(implementation impl) noexcept;
 

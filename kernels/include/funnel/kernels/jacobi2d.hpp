@@ -38,6 +38,7 @@ namespace funnel::kernels {
  * @brief The field layout of the reference code's `nx` x `ny` grid (boundary included).
  * @param nx columns including the two boundary columns (-nx)
  * @param ny rows including the two periodic rows (-ny)
+ * @return interior {nx - 2, ny - 2, 1} with a halo of one cell
  * @throw funnel::invalid_argument unless nx >= 3 and ny >= 3
  */
 [[nodiscard]] field_layout jacobi2d_layout(std::int64_t nx, std::int64_t ny);
@@ -79,7 +80,9 @@ void jacobi2d_step(stream_view stream, implementation impl, const field_layout& 
  * @param offset global index of this rank's first interior cell ({0, 0, 0} on one rank)
  * @param a first array
  * @param a_new second array (may be null)
- * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid
+ * @throw funnel::invalid_argument when the rank's box does not lie inside the global grid, the
+ * grid is not 2D, or `a` is null
+ * @throw funnel::unsupported for a CUDA stream in a build without the CUDA kernels
  */
 void jacobi2d_initialize(stream_view stream, const field_layout& layout,
                          const index3& global_interior, const index3& offset, float* a,
@@ -89,6 +92,8 @@ void jacobi2d_initialize(stream_view stream, const field_layout& layout,
  * @brief The reference boundary value of global row `iy` (0 .. ny - 1, periodic rows included).
  * @param iy row index in the reference code's numbering
  * @param ny rows of the reference grid (-ny)
+ * @return sin(2 pi iy / (ny - 1)) as the reference computes it (pi rounded to float, the sine
+ * in double), stored as float
  */
 [[nodiscard]] float jacobi2d_boundary_value(std::int64_t iy, std::int64_t ny) noexcept;
 

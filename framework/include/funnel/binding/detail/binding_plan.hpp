@@ -3,6 +3,8 @@
 /**
  * @file binding_plan.hpp
  * @brief The decisions funnel::binding makes, as pure functions (testable without MPI or a GPU).
+ *
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API.
  */
 #pragma once
 

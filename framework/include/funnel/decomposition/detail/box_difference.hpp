@@ -4,6 +4,8 @@
  * @file box_difference.hpp
  * @brief The cells of one box outside another, as at most six disjoint slabs (the pipeline's
  * chunk frame: the input cells the first step does not write).
+ *
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API.
  */
 #pragma once
 

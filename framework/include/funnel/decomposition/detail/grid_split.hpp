@@ -4,6 +4,8 @@
  * @file grid_split.hpp
  * @brief The arithmetic of a Cartesian split, without a communicator (used by
  * cartesian_decomposition, testable for any rank count in one process).
+ *
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API.
  */
 #pragma once
 

@@ -1,7 +1,12 @@
 // SPDX-FileCopyrightText: 2026 The funnel authors
 // SPDX-License-Identifier: Apache-2.0
-// Device side of funnel::pushed_exchange, and the signal wait every GPU-ordered exchange kernel
-// uses. For CUDA sources only.
+/**
+ * @file pushed_exchange.cuh
+ * @brief Device side of funnel::pushed_exchange, and the signal wait every GPU-ordered exchange
+ * kernel uses. For CUDA sources only.
+ *
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API.
+ */
 #pragma once
 
 #include <cuda_runtime.h>
@@ -13,23 +18,45 @@
 
 namespace funnel::detail {
 
-/// A signal word as the kernels read and write it. System scope: the rank that writes it may run
-/// on another GPU of the node (peer-ordered links), and only one thread per kernel touches it.
+/// @brief A signal word as the kernels read and write it.
+///
+/// System scope: the rank that writes it may run on another GPU of the node (peer-ordered
+/// links), and only one thread per kernel touches it.
 using device_signal = ::cuda::atomic_ref<unsigned long long, ::cuda::thread_scope_system>;
 
+/**
+ * @brief A signal word as the type cuda::atomic_ref takes (the same 64 bits).
+ * @param w the word
+ * @return the same word
+ */
 __device__ inline unsigned long long& as_signal(std::uint64_t* w) {
   return *reinterpret_cast<unsigned long long*>(w);
 }
 
+/**
+ * @brief The GPU's global timer, which the bounded waits measure with.
+ * @return nanoseconds, as PTX's `%globaltimer` counts them
+ */
 __device__ inline std::uint64_t global_time_ns() {
   std::uint64_t t = 0;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
 
-/// Waits until `*w >= value`. False when this rank already gave up a wait (`*stalled` != 0) or
-/// this one lasts longer than `timeout_ns`: then face + 1 goes to `*stalled` and to the pinned
-/// `*stall_flag` the host's watchdog reads. Sleeps 32 to 256 ns between looks.
+/**
+ * @brief Waits until `*w >= value`, bounded.
+ *
+ * When this rank already gave up a wait (`*stalled` != 0) or this one lasts longer than
+ * `timeout_ns`, face + 1 goes to `*stalled` and to the pinned `*stall_flag` the host's watchdog
+ * reads. Sleeps 32 to 256 ns between looks.
+ * @param w the signal word a neighbour writes
+ * @param value the count to wait for
+ * @param face 2 * axis + side of the face waited on, for the stall report
+ * @param stalled the device copy of the stall word
+ * @param stall_flag the stall word in pinned host memory
+ * @param timeout_ns how long the wait may last
+ * @return true when the value arrived; false when the wait gave up or an earlier one had
+ */
 __device__ inline bool wait_for_signal(std::uint64_t* w, std::uint64_t value, int face,
                                        std::uint32_t* stalled, std::uint32_t* stall_flag,
                                        std::uint64_t timeout_ns) {
@@ -55,8 +82,16 @@ __device__ inline bool wait_for_signal(std::uint64_t* w, std::uint64_t value, in
   return true;
 }
 
-/// Writes `value`, this rank's new value of cell (i, j, k), into the ghosts of every neighbour
-/// whose face holds the cell.
+/**
+ * @brief Writes `value`, this rank's new value of cell (i, j, k), into the ghosts of every
+ * neighbour whose face holds the cell.
+ * @tparam T the field's element type
+ * @param x the exchange
+ * @param i x index of the cell in this rank's allocated array
+ * @param j y index
+ * @param k z index
+ * @param value the cell's new value
+ */
 template <class T>
 __device__ inline void push_value(const pushed_exchange& x, std::int64_t i, std::int64_t j,
                                   std::int64_t k, T value) {
@@ -69,8 +104,14 @@ __device__ inline void push_value(const pushed_exchange& x, std::int64_t i, std:
   }
 }
 
-/// Whether any face of `x` holds a cell of the box [lo, hi) (a thread's cells): the threads
-/// that hold none skip push_value.
+/**
+ * @brief Whether any face of `x` holds a cell of a thread's cells, so the threads that hold
+ * none skip push_value.
+ * @param x the exchange
+ * @param lo the thread's first cell, in this rank's allocated array
+ * @param hi one past its last cell
+ * @return true when a face of `x` overlaps the box [lo, hi)
+ */
 __device__ inline bool touches_face(const pushed_exchange& x, const std::int64_t lo[3],
                                     const std::int64_t hi[3]) {
   for (int f = 0; f < x.count; ++f) {
@@ -83,12 +124,17 @@ __device__ inline bool touches_face(const pushed_exchange& x, const std::int64_t
   return false;
 }
 
-/// The end of every block of a pushing kernel that holds a face cell, by one thread after the
-/// block's barrier (every thread's pushes are issued); `blocks` is how many such blocks the
-/// launch has. The last of them writes the exchange count + 1 into the neighbours' words, waits
-/// until theirs reach it in this rank's, and counts the exchange. Only that block waits, so
-/// waiting blocks never keep the neighbours' kernels off the GPU. The blocks without face cells
-/// neither push nor read a ghost a neighbour writes, so the signal need not wait for them.
+/**
+ * @brief The end of every block of a pushing kernel that holds a face cell, by one thread after
+ * the block's barrier (every thread's pushes are issued).
+ *
+ * The last of these blocks writes the exchange count + 1 into the neighbours' words, waits
+ * until theirs reach it in this rank's, and counts the exchange. Only that block waits, so
+ * waiting blocks never keep the neighbours' kernels off the GPU. The blocks without face cells
+ * neither push nor read a ghost a neighbour writes, so the signal need not wait for them.
+ * @param x the exchange
+ * @param blocks how many blocks of the launch hold a face cell
+ */
 __device__ inline void pushed_block_done(const pushed_exchange& x, unsigned blocks) {
   __threadfence();  // this block's pushes are visible before its ticket is
   if (atomicAdd(x.ticket, 1U) != blocks - 1) return;

@@ -4,8 +4,9 @@
  * @file backend_checks.hpp
  * @brief Argument checks shared by the runtime's types and the layers built on them.
  *
- * Internal: not part of the stable API, but header-visible so that the memory, pipeline and halo
- * layers reject bad arguments with the same messages as the runtime.
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API. A
+ * header so that the memory, pipeline and halo layers reject bad arguments with the same
+ * messages as the runtime.
  */
 #pragma once
 

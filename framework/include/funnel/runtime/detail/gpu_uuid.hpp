@@ -3,6 +3,8 @@
 /**
  * @file gpu_uuid.hpp
  * @brief Formats the 16 bytes of a CUDA device UUID the way nvidia-smi prints them.
+ *
+ * Internal (funnel::detail): installed with the public headers, but not part of funnel's API.
  */
 #pragma once
 

@@ -18,6 +18,9 @@
  * Consequence: the stencil updates of cuda, host and kokkos are bitwise identical (tolerance 0
  * ulp), and so is any split of a region. Only the Jacobi norm (summation order, atomics) and the
  * initial conditions (sin() of each math library) differ, by float/double rounding.
+ *
+ * Internal (funnel::kernels::detail): installed with the public headers, but not part of
+ * funnel's API.
  */
 #pragma once
 
@@ -25,12 +28,18 @@
 /// @brief Marks a function usable from host and device code.
 #define FUNNEL_KERNELS_HD __host__ __device__
 #else
+/// @brief Marks a function usable from host and device code (nothing outside CUDA/HIP sources).
 #define FUNNEL_KERNELS_HD
 #endif
 
 namespace funnel::kernels::detail {
 
-/// @brief a + b, rounded to nearest, never contracted.
+/**
+ * @brief a + b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded sum
+ */
 FUNNEL_KERNELS_HD inline float add_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fadd_rn(a, b);
@@ -38,7 +47,12 @@ FUNNEL_KERNELS_HD inline float add_rn(float a, float b) {
   return a + b;
 #endif
 }
-/// @brief a + b, rounded to nearest, never contracted.
+/**
+ * @brief a + b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded sum
+ */
 FUNNEL_KERNELS_HD inline double add_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dadd_rn(a, b);
@@ -46,7 +60,12 @@ FUNNEL_KERNELS_HD inline double add_rn(double a, double b) {
   return a + b;
 #endif
 }
-/// @brief a - b, rounded to nearest, never contracted.
+/**
+ * @brief a - b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded difference
+ */
 FUNNEL_KERNELS_HD inline float sub_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fsub_rn(a, b);
@@ -54,7 +73,12 @@ FUNNEL_KERNELS_HD inline float sub_rn(float a, float b) {
   return a - b;
 #endif
 }
-/// @brief a - b, rounded to nearest, never contracted.
+/**
+ * @brief a - b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded difference
+ */
 FUNNEL_KERNELS_HD inline double sub_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dsub_rn(a, b);
@@ -62,7 +86,12 @@ FUNNEL_KERNELS_HD inline double sub_rn(double a, double b) {
   return a - b;
 #endif
 }
-/// @brief a * b, rounded to nearest, never contracted.
+/**
+ * @brief a * b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded product
+ */
 FUNNEL_KERNELS_HD inline float mul_rn(float a, float b) {
 #if defined(__CUDA_ARCH__)
   return __fmul_rn(a, b);
@@ -70,7 +99,12 @@ FUNNEL_KERNELS_HD inline float mul_rn(float a, float b) {
   return a * b;
 #endif
 }
-/// @brief a * b, rounded to nearest, never contracted.
+/**
+ * @brief a * b, rounded to nearest, never contracted into an FMA.
+ * @param a left operand
+ * @param b right operand
+ * @return the rounded product
+ */
 FUNNEL_KERNELS_HD inline double mul_rn(double a, double b) {
 #if defined(__CUDA_ARCH__)
   return __dmul_rn(a, b);
@@ -85,25 +119,53 @@ FUNNEL_KERNELS_HD inline double mul_rn(double a, double b) {
  * @param neighbour_sum its neighbours, summed as heat_update_{1,2,3}d do
  * @param neighbours n, the number of neighbours (2, 4 or 6)
  * @param c alpha * dt / h^2
+ * @return the cell's next value
  */
 template <class T>
 FUNNEL_KERNELS_HD inline T heat_update(T center, T neighbour_sum, T neighbours, T c) {
   return add_rn(center, mul_rn(c, sub_rn(neighbour_sum, mul_rn(neighbours, center))));
 }
 
-/// @brief 1D heat update: neighbours summed as x- + x+.
+/**
+ * @brief 1D heat update: neighbours summed as x- + x+.
+ * @param center the cell's current value
+ * @param xm its neighbour towards lower x
+ * @param xp its neighbour towards higher x
+ * @param c alpha * dt / h^2
+ * @return the cell's next value
+ */
 template <class T>
 FUNNEL_KERNELS_HD inline T heat_update_1d(T center, T xm, T xp, T c) {
   return heat_update(center, add_rn(xm, xp), T(2), c);
 }
 
-/// @brief 2D heat update: neighbours summed as ((x- + x+) + y-) + y+.
+/**
+ * @brief 2D heat update: neighbours summed as ((x- + x+) + y-) + y+.
+ * @param center the cell's current value
+ * @param xm its neighbour towards lower x
+ * @param xp towards higher x
+ * @param ym towards lower y
+ * @param yp towards higher y
+ * @param c alpha * dt / h^2
+ * @return the cell's next value
+ */
 template <class T>
 FUNNEL_KERNELS_HD inline T heat_update_2d(T center, T xm, T xp, T ym, T yp, T c) {
   return heat_update(center, add_rn(add_rn(add_rn(xm, xp), ym), yp), T(4), c);
 }
 
-/// @brief 3D heat update: neighbours summed as ((((x- + x+) + y-) + y+) + z-) + z+.
+/**
+ * @brief 3D heat update: neighbours summed as ((((x- + x+) + y-) + y+) + z-) + z+.
+ * @param center the cell's current value
+ * @param xm its neighbour towards lower x
+ * @param xp towards higher x
+ * @param ym towards lower y
+ * @param yp towards higher y
+ * @param zm towards lower z
+ * @param zp towards higher z
+ * @param c alpha * dt / h^2
+ * @return the cell's next value
+ */
 template <class T>
 FUNNEL_KERNELS_HD inline T heat_update_3d(T center, T xm, T xp, T ym, T yp, T zm, T zp, T c) {
   return heat_update(center, add_rn(add_rn(add_rn(add_rn(add_rn(xm, xp), ym), yp), zm), zp), T(6),
@@ -114,12 +176,22 @@ FUNNEL_KERNELS_HD inline T heat_update_3d(T center, T xm, T xp, T ym, T yp, T zm
  * @brief The reference Jacobi update 0.25 * (right + left + below + above), summed left to
  * right in float; multiplying by 0.25 is exact, so this equals the reference code's
  * double-precision product rounded to float.
+ * @param right the cell's neighbour towards higher x
+ * @param left towards lower x
+ * @param below towards higher y (the reference's next row)
+ * @param above towards lower y
+ * @return the cell's next value
  */
 FUNNEL_KERNELS_HD inline float jacobi_update(float right, float left, float below, float above) {
   return mul_rn(0.25F, add_rn(add_rn(add_rn(right, left), below), above));
 }
 
-/// @brief (new - old)^2, the reference code's norm term.
+/**
+ * @brief The reference code's norm term for one cell.
+ * @param new_value the cell's updated value
+ * @param old_value its value before the update
+ * @return (new - old)^2
+ */
 FUNNEL_KERNELS_HD inline float squared_update(float new_value, float old_value) {
   const float residue = sub_rn(new_value, old_value);
   return mul_rn(residue, residue);
