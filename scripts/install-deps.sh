@@ -13,7 +13,7 @@ usage() {
 Usage: scripts/install-deps.sh [--tests] [--help]
   Installs funnel's build dependencies with apt-get.
   --tests   also the test dependencies (Slurm + munge for the srun tests, h5py, shellcheck,
-            clang-format)
+            clang-format, doxygen)
 USAGE
 }
 
@@ -36,7 +36,7 @@ main() {
     packages+=(libtrilinos-kokkos-dev)
   fi
   if [[ ${with_tests} -eq 1 ]]; then
-    packages+=(python3-h5py shellcheck clang-format slurm-wlm slurmctld slurmd slurm-client munge)
+    packages+=(python3-h5py shellcheck clang-format doxygen slurm-wlm slurmctld slurmd slurm-client munge)
   fi
 
   local missing=()
