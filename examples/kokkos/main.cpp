@@ -7,7 +7,7 @@
 // periodic boundaries), and with --expect-norm the final L2 norm must equal another run's (e.g.
 // one rank's). Exit status: 0 correct, 1 a check failed or the run failed, 2 bad input.
 //
-// The regions between "porting:NAME" and "porting:end" markers are quoted by docs/porting.md,
+// The regions between "porting:NAME" and "porting:end" markers are quoted by docs/library.md,
 // verbatim (tests/docs/porting_blocks.py checks it).
 #include <mpi.h>
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-"""Every code block of docs/porting.md must be a region of examples/advect or examples/kokkos.
+"""Every code block of docs/library.md must be a region of examples/advect or examples/kokkos.
 
 A region is the text between a line holding `[porting:NAME]` and the next line holding
 `[porting:end]` in any file of one of those examples (a NAME is unique within its example);
@@ -85,7 +85,7 @@ def main():
     parser.add_argument("--root", default=os.path.join(os.path.dirname(__file__), "..", ".."),
                         help="repository root (default: two folders up from this script)")
     args = parser.parse_args()
-    doc = os.path.join(args.root, "docs", "porting.md")
+    doc = os.path.join(args.root, "docs", "library.md")
     try:
         marked = {}
         for example in EXAMPLES:
@@ -102,13 +102,13 @@ def main():
     missing = [(line, text) for line, text in code if text not in texts]
     for line, text in missing:
         first = text.splitlines()[0] if text else "(empty)"
-        print(f"porting_blocks: docs/porting.md:{line}: code block not found verbatim in a "
+        print(f"porting_blocks: docs/library.md:{line}: code block not found verbatim in a "
               f"[porting:NAME] region of examples/{{{','.join(EXAMPLES)}}} "
               f"(first line: {first!r})")
     if missing:
         return 1
     used = sorted({texts[text] for _, text in code})
-    print(f"porting_blocks: all {len(code)} code blocks of docs/porting.md are regions of "
+    print(f"porting_blocks: all {len(code)} code blocks of docs/library.md are regions of "
           f"the examples ({', '.join(used)})")
     return 0
 
