@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-# The GPU machine's part of the app work (issues #16 and #21), after `scripts/gpu/run-all.sh build`:
+# The sample app's checks that need a GPU, after `scripts/gpu/run-all.sh build`:
 #   deps     the build found CLI11 and nlohmann-json (from the carried .debs, or installed)
 #   choices  every GPU choice funnel-stencil and funnel-bench advertise runs (--backend cuda,
 #            --kernel cuda, funnel-bench's cuda and scaling)

@@ -2,7 +2,7 @@
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2317 # stage_* functions are called indirectly
-# Dense MPS sharing and the shared node, on the GPU machine (issues #22 and #20). Stages:
+# Many ranks sharing one GPU through MPS, and a node shared with another user. Stages:
 #   build    configure BUILD_DIR (CUDA on) and build only funnel-stencil, funnel-bench and
 #            funnel_mps_client (funnel-run comes with the configure)
 #   budget   the connection pool of one MPS server: a hand-started daemon, funnel_mps_client
@@ -306,7 +306,7 @@ stage_heat3d() {
   done
 }
 
-# The plain wrapper the issue compares funnel-run with: local rank 0 starts a daemon for the
+# The plain wrapper funnel-run's start-up is compared with: local rank 0 starts a daemon for the
 # job, every rank waits for its pipe, nothing else is set.
 write_plain_wrapper() {
   cat >"${tmp}/plain-wrapper.sh" <<'WRAPPER'

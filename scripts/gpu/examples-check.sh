@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-# The bring-your-own-kernel examples on the GPU machine (issue #18), after
+# The bring-your-own-kernel examples on a GPU node, after
 # `scripts/gpu/run-all.sh build`: installs BUILD_DIR, builds examples/advect (and examples/kokkos
 # when the install has Kokkos) against the installed tree, and runs them on the cuda backend
 # through the installed funnel-run with MPS:

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-# Issue #21 cases 1 and 4 with funnel-stencil --backend cuda, 1 and 3 ranks (the GPU machine has
-# serial HDF5: per-rank block files + a virtual dataset):
+# A full file system and another run's checkpoints with funnel-stencil --backend cuda, 1 and 3
+# ranks (serial HDF5 on a GPU node: per-rank block files + a virtual dataset):
 #   full-fs   checkpoints on a 24 MiB tmpfs (private mount namespace): a first run checkpoints,
 #             the file system is filled, a restart's next checkpoint (and a snapshot) must fail
 #             within 120 s with "No space left on device", and the previous checkpoint still loads
 #   foreign   a fresh run pointed at another run's checkpoint directory is refused (exit != 0,
 #             "of another run"), `latest` unchanged; --restart continues the series there;
-#             --checkpoint-start-over (the apps engineer's flag) starts it over
+#             --checkpoint-start-over starts it over
 # Usage: scripts/gpu/io-hard-cases.sh [--help] BUILD_DIR   (needs root for the tmpfs;
 #        IO_BACKEND=host runs the same checks without a GPU)
 # Details go to $OUT (or ./gpu-out)/io-hard-cases; a short table is printed last; the exit status

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-# Issue 15 on the GPU machine: the kernels and the pipeline against their physical bounds.
+# The kernels and the pipeline against their physical bounds, on a GPU node (docs/performance.md).
 #   build    configure build-gpu (scripts/gpu/debs.sh) and build what the stages below run
 #   check    kernels_gpu: every CUDA kernel shape (vector widths 1, 2, 4) bitwise against the host
 #   measure  funnel-bench stencil (resident cases only: heat3d 256^3-1024^3 float and double and

@@ -213,7 +213,7 @@ main() {
       check_teardown "2 GPUs, client ${form}: teardown"
     done
   else
-    record "2 GPUs" info "skipped: 1 GPU on this machine (run on nvidia-h200-x2)"
+    record "2 GPUs" info "skipped: 1 GPU on this machine (run on a node of 2 or more GPUs)"
   fi
 }
 

@@ -255,7 +255,7 @@ pkill -f 'nvidia-cuda-mps-control' 2>/dev/null || true
   printf '\n%-9s %-42s %-6s %s\n' stage check result detail
   printf '%s\n' "${table[@]}"
 } | tee "${out}/summary.txt"
-# At most 8 files come back from the device machine: the logs go into one archive.
+# The logs go into one archive: fewer files to copy back from the node.
 tar czf /tmp/node-logs.tgz -C "${out}" --exclude='*.bin' . && mv /tmp/node-logs.tgz "${out}/"
 (cd "${out}" && find . -maxdepth 1 -type f ! -name node-logs.tgz ! -name summary.txt \
   ! -name 'scaling-*.json' -delete)

@@ -2,7 +2,7 @@
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
 # funnel-stencil's ways of ordering resident steps at the rank counts users run, on one GPU
-# through funnel-run with MPS (issue #14): each field bitwise equal to one rank's (--field-dump)
+# through funnel-run with MPS: each field bitwise equal to one rank's (--field-dump)
 # for each of
 #   graphs   the default: 8 steps per CUDA graph, kernel-signalled halos (10 steps: one graph,
 #            then two steps alone)

@@ -2,7 +2,7 @@
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck disable=SC2054 # grid sizes are comma lists
-# Device-resident steps on a GPU machine (issue "device-resident steps"): the GPU-ordered IPC
+# Device-resident steps on a GPU node (docs/halo.md): the GPU-ordered IPC
 # halo path, jacobi2d's late norm, the stall watchdog. Stages (comma list, default all):
 #   build     configure + build the targets the stages need (build-gpu; CUDA arch 90)
 #   test      ctest: the gpu tests of halo and funnel-stencil (incl. the new ones)
@@ -31,7 +31,7 @@
 # Usage: scripts/gpu/resident-steps.sh [STAGES] ; logs and JSON under $OUT, a table last.
 set -euo pipefail
 
-usage() { sed -n '3,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,/^set -euo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -81,7 +81,7 @@ stage_test() {
 stencil() {
   local name=$1 ranks=$2
   shift 2
-  # 16 and more clients of one MPS server need fewer connections each (issue "dense sharing").
+  # 16 and more clients of one MPS server need fewer connections each (docs/funnel-run.md).
   local connections=()
   ((ranks < 16)) || connections=(--max-connections 2)
   if timeout 120 mpirun -np "${ranks}" "${run}" "${connections[@]}" -- "${app}" --backend cuda --quiet \

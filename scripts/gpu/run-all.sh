@@ -153,7 +153,7 @@ stage_bench() {
     "${build}/bin/funnel-bench" all --json "${out}/bench.json" --plot "${out}" \
       >"${out}/bench.log" 2>&1 || rc=$?
     tail -40 "${out}/bench.log"
-    # Only 8 files come back from the device machine: pack the per-run logs into one.
+    # Fewer files to copy back from the node: pack the per-run logs into one.
     if [[ -d "${out}/bench-runs" ]]; then
       tar czf "${out}/bench-runs.tgz" -C "${out}" bench-runs && rm -rf "${out}/bench-runs"
     fi
@@ -175,8 +175,8 @@ done
   printf '\n%-10s %-8s %s\n' stage result detail
   printf '%s\n' "${table[@]}"
 } | tee "${out}/summary.txt"
-# At most 8 files come back from the device machine: everything goes into one archive, and the
-# few files read most often stay beside it.
+# Everything goes into one archive (fewer files to copy back from the node), and the few files
+# read most often stay beside it.
 tar czf /tmp/gpu-logs.tgz -C "${out}" . && mv /tmp/gpu-logs.tgz "${out}/"
 (cd "${out}" &&
   find . -maxdepth 1 -type f ! -name gpu-logs.tgz ! -name summary.txt ! -name bench.json \

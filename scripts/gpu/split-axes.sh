@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-FileCopyrightText: 2026 The funnel authors
 # SPDX-License-Identifier: Apache-2.0
-# Issue 14: how the split of a small grid among ranks sharing one GPU changes their step. heat3d
-# float 768x96x96 (STEPS steps, default 2000) through funnel-run with MPS at 8, 16 and 32 ranks,
+# How the split of a small grid among ranks sharing one GPU changes their step (docs/halo.md):
+# heat3d float 768x96x96 (STEPS steps, default 2000) through funnel-run with MPS at 8, 16, 32 ranks,
 # split along x (the one-cell-wide faces), y, z and a few mixed splits, each against one rank
 # in the same run; then 512^3 float on 8 ranks (200 steps) for the splits the cube allows.
 # With "push" first: the split funnel chooses at 2, 4, 8, 16 and 32 ranks and 512^3 on 8, each
 # with FUNNEL_HALO_PUSH=off (an exchange kernel, then the update) and on (the update kernel
 # pushes the exchange), one rank as the baseline of both.
 # With "overlap" first: the split funnel chooses at 2 to 32 ranks with the defaults (each field
-# compared with one rank's, bitwise), then at 2 to 8 ranks with the fifteenth session's (one step
-# per launch, graphs not overlapped: --steps-per-launch 1 --halo-overlap off); 512^3 at 2, 4, 8.
+# compared with one rank's, bitwise), then at 2 to 8 ranks with one step per launch and graphs
+# not overlapped (--steps-per-launch 1 --halo-overlap off); 512^3 at 2, 4, 8.
 # Usage: scripts/gpu/split-axes.sh [push|overlap] [ROUNDS]   (after scripts/gpu/run-all.sh
 # build; ROUNDS of the whole table, default 1; one line per run: dims, microseconds per step,
 # fraction of one rank; summaries and logs under $OUT/split)
@@ -88,10 +88,10 @@ for ((round = 1; round <= rounds; round++)); do
       echo "${n} ranks: FIELD DIFFERS from one rank (or missing)"
     fi
   done
-  echo "the fifteenth session's defaults: one step per launch, graphs not overlapped"
+  echo "one step per launch, graphs not overlapped"
   EXTRA="--steps-per-launch 1 --halo-overlap off" table 768,96,96 "${steps}" "off${round}" \
     2:auto 3:auto 4:auto 5:auto 6:auto 8:auto
-  echo "512^3 (two steps per launch as before: their exchange without the arrival now)"
+  echo "512^3 (two steps per launch, the exchange without the arrival handshake)"
   table 512,512,512 200 "a${round}" 2:auto 4:auto 8:auto
 done
 for ((round = 1; round <= rounds; round++)); do
