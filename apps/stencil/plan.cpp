@@ -63,7 +63,13 @@ std::string format_plan(const plan_info& p) {
     out << "  steps: exchange, then update every cell (--halo-overlap auto: ranks share a GPU "
            "time-sliced)\n";
   }
-  if (p.steps_per_launch == 2) out << "  steps: two per kernel launch after each exchange\n";
+  if (p.steps_per_launch == 2) {
+    out << "  steps: two per kernel launch after each exchange"
+        << (p.steps_per_graph == 0 && p.halo_overlapped
+                ? " (the inner cells update while the faces travel)"
+                : "")
+        << "\n";
+  }
   if (p.steps_per_graph > 0) {
     out << "  steps: " << p.steps_per_graph << " per CUDA graph on rank 0 ("
         << (p.halo_pushed             ? "one kernel a step: it updates every cell and pushes its "

@@ -132,7 +132,7 @@ class resident_field {
                  bool graphs = false, int depth = 1, bool pairs = false, bool graph_overlap = false)
       : depth_(checked_depth(depth, decomposition)),
         pairs_(pairs),
-        overlap_(overlap && depth_ == 1),
+        overlap_(overlap && (depth_ == 1 || pairs)),
         backend_(backend),
         pool_(&pool),
         layout_(decomposition.layout()),
@@ -160,7 +160,7 @@ class resident_field {
     use_graphs_ = graphs && halo_.replayable();
     pushes_ = use_graphs_ && depth_ == 1 && !pairs_ && halo_.pushable();
     graph_overlap_ = use_graphs_ && !pushes_ && graph_overlap && (depth_ == 1 || pairs_);
-    // Plain steps take the graphs' order too.
+    // Plain steps take the graphs' order too (pairs outside graphs stay on the compute stream).
     if (use_graphs_) overlap_ = graph_overlap_ && depth_ == 1;
   }
 
@@ -224,22 +224,24 @@ class resident_field {
     step_slot& slot = open_entry(collected, exchange_timed());
     // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, last_entry().done.view());
-    // After a graph (all of it on the compute stream) the exchange reads what it wrote.
-    if (last_was_graph_) wait_event(halo_stream_, last_entry().done.view());
+    // After a graph or a step on the compute stream alone, the exchange reads what it wrote.
+    if (last_was_graph_ || last_on_compute_) wait_event(halo_stream_, last_entry().done.view());
     last_was_graph_ = false;
+    last_on_compute_ = false;
+    slot.split = true;
     // The exchange only reads the boundary layer (written on this stream): it starts at once,
     // so the neighbours get their ghosts while the previous inner update may still run.
     mark(slot, 0, halo_stream_);
     halo_.begin(halo_stream_, current_.data());
     mark(slot, 1, halo_stream_);
     update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
-    event& inner_done = inner_done_[steps_ % 2];
+    event& inner_done = inner_done_[entries_ % 2];
     inner_done.record(compute_);
     mark(slot, 2, halo_stream_);
     halo_.finish(halo_stream_);
     mark(slot, 3, halo_stream_);
     // The boundary update writes `next`, which the previous inner update read as `current`.
-    if (steps_ > 0) wait_event(halo_stream_, inner_done_[(steps_ - 1) % 2].view());
+    if (steps_ > 0) wait_event(halo_stream_, inner_done_[(entries_ - 1) % 2].view());
     for (const box& slab : regions_.boundary) {
       update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
     }
@@ -289,7 +291,7 @@ class resident_field {
   void join(stream_view stream) const {
     if (steps_ == 0) return;
     wait_event(stream, last_entry().done.view());
-    wait_event(stream, inner_done_[(steps_ - 1) % 2].view());
+    wait_event(stream, inner_done_[(entries_ - 1) % 2].view());
   }
 
   /**
@@ -419,6 +421,7 @@ class resident_field {
     bool pending = false;
     bool timed = false;
     bool graph_timed = false;  // timed by the timed graph's marks (graph_marks_)
+    bool split = false;        // marks[2..3] time finish() (an overlapped step or pair)
     std::int64_t weight = 0;   // steps the timed exchange stands for
   };
 
@@ -432,6 +435,7 @@ class resident_field {
     collected = collect(slot);
     slot.timed = timed;
     slot.graph_timed = false;
+    slot.split = false;
     if (timed) {
       const std::size_t exchanges = exchanges_before(steps_);
       slot.weight = static_cast<std::int64_t>(exchanges + 1 - covered_);
@@ -459,12 +463,15 @@ class resident_field {
     double collected = 0.0;
     step_slot& slot = open_entry(collected, exchange_timed());
     const std::size_t phase = phase_of(steps_);
+    // After an overlapped pair, whose last work ran on the halo stream.
+    if (pairs_ && overlap_ && steps_ > 0) wait_event(compute_, last_entry().done.view());
     mark(slot, 0, compute_);
     if (phase == 0 && !fresh_) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
     update(compute_, lane::compute, current_.data(), next_.data(),
            region != nullptr ? *region : step_regions_[phase]);
     close_entry(slot, compute_, 1);
+    last_on_compute_ = true;
     std::swap(current_, next_);
     fresh_ = false;
     return collected;
@@ -482,8 +489,14 @@ class resident_field {
       --count;
       return exchange_then_update(update, &step_regions_.back());
     }
+    if (exchanges && overlap_) {
+      count -= 2;
+      return overlapped_pair(pair);
+    }
     double collected = 0.0;
     step_slot& slot = open_entry(collected, exchange_timed());
+    // After an overlapped pair, whose last work ran on the halo stream.
+    if (steps_ > 0) wait_event(compute_, last_entry().done.view());
     mark(slot, 0, compute_);
     if (exchanges) halo_.exchange(compute_, current_.data());
     mark(slot, 1, compute_);
@@ -498,7 +511,43 @@ class resident_field {
     }
     const std::size_t taken = exchanges ? 2 : 1;
     close_entry(slot, compute_, taken);
+    last_on_compute_ = true;
     count -= static_cast<std::int64_t>(taken);
+    return collected;
+  }
+
+  // Both steps after an exchange, overlapped as step() overlaps one: the halo stream exchanges
+  // while the compute stream runs the pair on the cells whose two steps read no ghost; the halo
+  // stream then runs the pair on the rest (the regions of capture_overlapped). Without it a path
+  // whose exchange waits on the host (staged MPI) leaves the GPU idle for the whole exchange.
+  double overlapped_pair(const pair_fn& pair) {
+    double collected = 0.0;
+    step_slot& slot = open_entry(collected, exchange_timed());
+    // The inner pair reads the boundary layers the previous boundary pair wrote.
+    if (steps_ > 0) wait_event(compute_, last_entry().done.view());
+    if (last_was_graph_ || last_on_compute_) wait_event(halo_stream_, last_entry().done.view());
+    last_was_graph_ = false;
+    last_on_compute_ = false;
+    slot.split = true;
+    mark(slot, 0, halo_stream_);
+    halo_.begin(halo_stream_, current_.data());
+    mark(slot, 1, halo_stream_);
+    const step_pair& inner = pair_regions_.front();
+    if (!inner.second.empty()) {
+      pair(compute_, current_.data(), next_.data(), inner.first, inner.second);
+    }
+    inner_done_[entries_ % 2].record(compute_);
+    mark(slot, 2, halo_stream_);
+    halo_.finish(halo_stream_);
+    mark(slot, 3, halo_stream_);
+    // The previous inner pair read `next` as `current`: the boundary pair below writes it.
+    if (steps_ > 0) wait_event(halo_stream_, inner_done_[(entries_ - 1) % 2].view());
+    for (std::size_t r = 1; r < pair_regions_.size(); ++r) {
+      pair(halo_stream_, current_.data(), next_.data(), pair_regions_[r].first,
+           pair_regions_[r].second);
+    }
+    close_entry(slot, halo_stream_, 2);
+    std::swap(current_, next_);
     return collected;
   }
 
@@ -689,7 +738,7 @@ class resident_field {
              static_cast<double>(event::elapsed_ms(graph_marks_[0], graph_marks_[1]));
     }
     double ms = static_cast<double>(event::elapsed_ms(slot.marks[0], slot.marks[1]));
-    if (overlap_) ms += static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3]));
+    if (slot.split) ms += static_cast<double>(event::elapsed_ms(slot.marks[2], slot.marks[3]));
     return static_cast<double>(slot.weight) * 1e-3 * ms;
   }
 
@@ -726,10 +775,11 @@ class resident_field {
   std::array<event, 2> graph_marks_;  // recorded by every launch of timed_graph_
   // Recorded only inside captures (fork, boundary done, inner done of even / odd steps).
   std::array<event, 4> capture_events_;
-  bool graph_overlap_ = false;   // graphs run the overlapped order (capture_overlapped)
-  bool last_was_graph_ = false;  // the last ring entry is a graph launch
-  T* graph_first_ = nullptr;     // the current buffer when the graph was captured
-  std::size_t blocks_ = 0;       // blocks of graph_steps enqueued after the capture
+  bool graph_overlap_ = false;    // graphs run the overlapped order (capture_overlapped)
+  bool last_was_graph_ = false;   // the last ring entry is a graph launch
+  bool last_on_compute_ = false;  // the last ring entry ran on the compute stream alone
+  T* graph_first_ = nullptr;      // the current buffer when the graph was captured
+  std::size_t blocks_ = 0;        // blocks of graph_steps enqueued after the capture
   bool discarded_ = false;
 };
 

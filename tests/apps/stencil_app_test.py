@@ -424,6 +424,9 @@ def cmd_gpu(ctx, rest):
         print("skipped: no GPU visible")
         sys.exit(77)
     args = rest
+    # One GPU for every rank, also on a node of several: these ranks are to share it.
+    first = os.environ.get("CUDA_VISIBLE_DEVICES", "0").split(",")[0] or "0"
+    os.environ["CUDA_VISIBLE_DEVICES"] = first
     dtype = "float" if "float" in args or "jacobi2d" in args or "-nx" in args else "double"
     # The stencil updates are bitwise equal across implementations; only the initial sin()
     # values of the two math libraries differ by a few ulp, and the explicit steps do not

@@ -53,8 +53,6 @@ void mpi_transport::begin(const exchange_step& /*step*/) {
 }
 
 void mpi_transport::post(const exchange_step& step, int axis) {
-  bool staged = false;
-  bool aware = false;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
     if (l.path.axis != axis) continue;
@@ -70,33 +68,43 @@ void mpi_transport::post(const exchange_step& step, int axis) {
     if (t == halo_transport::mpi_host) {
       sends_.send(b.send.data(), l.bytes, l.path.rank, halo_tag(tag_data, axis, l.path.where),
                   comm_);
-    } else if (t == halo_transport::mpi_staged) {
-      copy_async(step.stream, b.send_staging->data(), b.send.data(), l.bytes);
-      b.staged->record(step.stream);
-      staged = true;
     } else {
-      aware = true;
+      if (t == halo_transport::mpi_staged) {
+        copy_async(step.stream, b.send_staging->data(), b.send.data(), l.bytes);
+        b.staged->record(step.stream);
+      }
+      b.unsent = true;
     }
   }
-  // MPI does not follow the stream: wait until the packed faces are really there. Staged faces
-  // go one by one, so the first face's message overlaps the second face's copy.
-  if (aware) step.stream.synchronize();
+}
+
+// The device faces of the axis are sent once the stream has them. This waits on the host, so it
+// runs when the faces are needed (complete), not in post: between begin() and finish() the
+// caller enqueues its inner update, which then runs while the faces are packed and copied.
+void mpi_transport::send_pending(const exchange_step& step, int axis) {
+  bool synchronized = false;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
-    if (l.path.axis != axis) continue;
     buffers& b = buffers_[i];
+    if (l.path.axis != axis || !b.unsent) continue;
+    b.unsent = false;
     const int tag = halo_tag(tag_data, axis, l.path.where);
-    if (aware && l.path.transport == halo_transport::mpi_cuda_aware) {
-      sends_.send(b.send.data(), l.bytes, l.path.rank, tag, comm_);
-    } else if (staged && l.path.transport == halo_transport::mpi_staged) {
+    if (l.path.transport == halo_transport::mpi_staged) {
+      // Staged faces go one by one: the first face's message overlaps the second face's copy.
       b.staged->synchronize();
       sends_.send(b.send_staging->data(), l.bytes, l.path.rank, tag, comm_);
+    } else {
+      // MPI does not follow the stream: wait until the packed faces are really there.
+      if (!synchronized) step.stream.synchronize();
+      synchronized = true;
+      sends_.send(b.send.data(), l.bytes, l.path.rank, tag, comm_);
     }
   }
 }
 
 // Waits for the axis's incoming faces in arrival order and unpacks each into the ghosts.
 void mpi_transport::complete(const exchange_step& step, int axis) {
+  send_pending(step, axis);
   std::vector<std::size_t> waiting;
   std::vector<MPI_Request> requests;
   for (std::size_t i = 0; i < links_.size(); ++i) {

@@ -4,7 +4,8 @@
 // MPI_Isend/MPI_Irecv and unpacked. Host backend: host buffers (mpi_host). CUDA backend: the
 // device buffers go to MPI directly when the library is CUDA-aware and the pool is exportable
 // (mpi_cuda_aware), else they are staged through pinned host buffers (mpi_staged), each face's
-// copies overlapping the other faces' messages.
+// copies overlapping the other faces' messages. Device faces are sent when complete() needs them,
+// so the caller's work enqueued between begin() and finish() overlaps their packing and copies.
 #pragma once
 
 #include <mpi.h>
@@ -49,7 +50,10 @@ class mpi_transport final : public link_transport {
     std::optional<pinned_buffer> recv_staging;
     std::optional<event> staged;  // mpi_staged: the face's device-to-host copy is done
     MPI_Request recv_request = MPI_REQUEST_NULL;
+    bool unsent = false;  // staged / CUDA-aware: posted, its message not sent yet
   };
+
+  void send_pending(const exchange_step& step, int axis);
 
   std::vector<halo_link> links_;
   std::vector<buffers> buffers_;  // one per link

@@ -127,7 +127,8 @@ class halo_exchange {
    * Only the first axis with remote neighbours starts here: later axes carry the earlier axes'
    * ghosts (edges, corners), so they run in finish(). Work that neither writes the field's
    * boundary layer nor reads its ghosts (the interior update) may run between begin() and
-   * finish().
+   * finish(). Staged and CUDA-aware MPI faces are packed (and copied to the host) here, and
+   * sent in finish() once the stream has them: begin() does not wait for the GPU.
    * @param stream as for exchange()
    * @param field as for exchange()
    * @throw as exchange()
