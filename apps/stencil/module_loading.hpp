@@ -13,9 +13,9 @@ namespace funnel::stencil {
 /**
  * @brief Settles CUDA_MODULE_LOADING for this process before CUDA starts, and returns it.
  *
- * CUDA 12.2 and later load each kernel lazily, at its first launch: inside the first step. With
- * 32 ranks sharing an H100 that first step took 6-16 ms instead of under 1 ms, every rank
- * loading its kernels while its neighbours' exchange kernels waited for it; and the CUDA
+ * CUDA 12.2 and later load each kernel lazily, at its first launch: inside the first step, where
+ * every rank of a shared GPU loads its kernels while its neighbours' exchange kernels wait for
+ * it (docs/halo.md, "Lazy loading and the run's clock", has the figures); and the CUDA
  * programming guide warns that loading a kernel may wait for the kernels already running in the
  * context, which an exchange kernel waiting on a neighbour is. So funnel-stencil loads its
  * kernels when CUDA starts ("EAGER"), unless CUDA_MODULE_LOADING is already set: a value the

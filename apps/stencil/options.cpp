@@ -160,8 +160,8 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::one_of({"float", "double"}))
       ->group(problem);
   app.add_option("--check-every,--nccheck", raw.check_every,
-                 "heat3d: report the error every K steps (0: at the end only); jacobi2d: "
-                 "compute the norm every K iterations (default 1)")
+                 "heat3d: report the error every K steps (default 0: at the end only); "
+                 "jacobi2d: compute the norm every K iterations (default 1)")
       ->type_name("K")
       ->check(app::integer_in(0))
       ->group(problem);
@@ -171,7 +171,7 @@ void define_options(CLI::App& app, raw_options& raw) {
 
   const std::string execution = "execution";
   app.add_option("--backend", raw.backend,
-                 "where the field lives (auto: cuda when a GPU is visible)")
+                 "where the field lives (default auto: cuda when a GPU is visible, else host)")
       ->type_name(app::join_choices(app::backend_choices()))
       ->check(app::one_of(app::backend_choices()))
       ->group(execution);
@@ -180,24 +180,24 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::one_of(kernel_choices()))
       ->group(execution);
   app.add_option("--mode", raw.mode,
-                 "field in device memory, or in host memory streamed through the GPU in chunks "
-                 "each pass (heat3d only)")
+                 "field in device memory (default resident), or in host memory streamed through "
+                 "the GPU in chunks each pass (heat3d only)")
       ->type_name("resident|streamed")
       ->check(app::one_of({"resident", "streamed"}))
       ->group(execution);
   app.add_option("--halo", raw.halo,
-                 "halo path (auto: IPC to every rank of this node whose GPU this rank can reach, "
-                 "on its GPU or through peer access, MPI otherwise; ipc: IPC or an error; mpi)")
+                 "halo path (default auto: IPC to every rank of this node whose GPU this rank can "
+                 "reach, on its GPU or through peer access, MPI otherwise; ipc: IPC or an error; "
+                 "mpi: MPI everywhere, as between nodes)")
       ->type_name("auto|ipc|mpi")
       ->check(app::one_of({"auto", "ipc", "mpi"}))
       ->group(execution);
   app.add_option("--halo-overlap", raw.halo_overlap,
                  "resident mode: on: the inner cells update while the faces travel; off: the "
-                 "exchange, then one update of every cell (fewer kernels per step: faster when "
-                 "many ranks split a small grid on one GPU, docs/performance.md); auto "
-                 "(default): on, but off where ranks share a GPU time-sliced (without MPS), "
-                 "where the overlapped step took 13 times as long, and for steps run as CUDA "
-                 "graphs off where more than 4 ranks share a GPU")
+                 "exchange, then one update of every cell (fewer kernels per step); auto "
+                 "(default): on, but off where ranks share a GPU time-sliced (without MPS), and "
+                 "for steps run as CUDA graphs off where more than 4 ranks share a GPU or steps "
+                 "are two per launch (docs/halo.md)")
       ->type_name("auto|on|off")
       ->check(app::one_of({"auto", "on", "off"}))
       ->group(execution);
@@ -212,8 +212,7 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--halo-depth", raw.halo_depth,
                  "resident heat3d: ghost cells per face, and steps per halo exchange: the steps "
                  "in between recompute the ghosts they need (bitwise the same field, K times "
-                 "fewer exchanges); auto (default): 1, which measured as fast as any deeper "
-                 "halo on one H100 (docs/halo.md, \"Deep halos\")")
+                 "fewer exchanges); auto (default): 1 (docs/halo.md, \"Deep halos\")")
       ->type_name("auto|K")
       ->check(app::auto_or_integer_in(1, max_halo_depth))
       ->group(execution);
@@ -230,14 +229,15 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--row-align", raw.row_align,
                  "resident mode: none (default): rows of n + 2 cells; 16: each row of the field "
                  "padded in memory so that its interior starts on 16 bytes, where the cuda "
-                 "kernels load rows as 16-byte vectors (one rank at one step per launch: 0.7-2.9% "
-                 "faster on an H100; two steps per launch, jacobi2d and a small grid split 16 "
-                 "ways: 1-6% slower; docs/performance.md). Files hold the interior only: a "
-                 "checkpoint restarts with either")
+                 "kernels load rows as 16-byte vectors (faster only for one step per launch on "
+                 "large rows: docs/performance.md). Files hold the interior only: a checkpoint "
+                 "restarts with either")
       ->type_name("none|16")
       ->check(app::one_of({"none", "16"}))
       ->group(execution);
-  app.add_option("--dims", raw.dims, "ranks along each axis (0: funnel chooses, z first)")
+  app.add_option("--dims", raw.dims,
+                 "ranks along each axis (default: funnel chooses the split with the fewest halo "
+                 "cells; 0 on an axis: funnel chooses it)")
       ->type_name("PX,PY[,PZ]")
       ->check(triple_of(0, std::numeric_limits<int>::max(),
                         "PX,PY[,PZ] with integers >= 0 (0: funnel chooses)"))
@@ -256,24 +256,25 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->type_name("k")
       ->check(app::integer_in(1, std::numeric_limits<int>::max()))
       ->group(execution);
-  app.add_option("--trace", raw.trace, "streamed mode: write a Chrome trace (open in Perfetto)")
+  app.add_option("--trace", raw.trace,
+                 "streamed mode: write a Chrome trace (open in Perfetto; default: none)")
       ->type_name("FILE")
       ->check(app::non_empty_path())
       ->group(execution);
   app.add_option("--pool-limit", raw.pool_limit,
-                 "byte limit of the device pool (K/M/G suffixes); streamed mode picks enough "
-                 "chunks to stay under it")
+                 "byte limit of the device pool (K/M/G suffixes; default: none); streamed mode "
+                 "picks enough chunks to stay under it")
       ->type_name("BYTES")
       ->check(app::byte_count())
       ->group(execution);
 
   const std::string output = "output and restart";
-  app.add_option("--summary", raw.summary, "write the JSON summary to FILE")
+  app.add_option("--summary", raw.summary, "write the JSON summary to FILE (default: none)")
       ->type_name("FILE")
       ->check(app::non_empty_path())
       ->group(output);
   app.add_option("--output-every", raw.output_every,
-                 "HDF5 snapshot (+ XDMF for ParaView) every N steps (0: none)")
+                 "HDF5 snapshot (+ XDMF for ParaView) every N steps (default 0: none)")
       ->type_name("N")
       ->check(app::integer_in(0))
       ->group(output);
@@ -289,7 +290,7 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::one_of({"auto", "on", "off"}))
       ->group(output);
   app.add_option("--checkpoint-every", raw.checkpoint_every,
-                 "checkpoint every N steps (0: only when signalled)")
+                 "checkpoint every N steps (default 0: only when signalled)")
       ->type_name("N")
       ->check(app::integer_in(0))
       ->group(output);

@@ -120,13 +120,11 @@ inline constexpr std::int64_t pair_box_cells = std::int64_t{1} << 19;
  * L2 cache, or that shares its GPU under MPS with at least pair_sharing_ranks - 1 other ranks
  * and is at least pair_row_cells cells wide along x and pair_box_cells cells in all; else 1. Two
  * steps per launch read and write the field once for two steps: a field larger than L2 saves a
- * pass through device memory (512^3 float on an H100: 401 against 469 us per step), one that L2
- * holds pays the fused kernel's extra work (768x96x96 float on one rank: 29 against 25 us per
- * step). Ranks sharing a GPU pay for every launch and exchange, half as many in pairs: that grid
- * split among 4 and 8 ranks (boxes of 192x96x96 and 96^3) took 31 and 34 us per step in pairs
- * against 37 and 39 one step a launch; 2 and 3 ranks gained nothing, and 16 and 32 ranks lost
- * (boxes of 96x96x48 and smaller: 55 against 49, 86-96 against 69-72). The job takes the
- * smallest answer of its ranks (run.cpp), so that every rank uses the same halo depth.
+ * pass through device memory, one that L2 holds pays the fused kernel's extra work. Ranks
+ * sharing a GPU pay for every launch and exchange, half as many in pairs; below those box sizes
+ * the fused kernel has too few blocks and loses more than the launches save. The figures that
+ * set these bounds: docs/halo.md, "Two steps per launch". The job takes the smallest answer of
+ * its ranks (run.cpp), so that every rank uses the same halo depth.
  * @param o options after resolve_defaults
  * @param kernel the resolved kernel (cuda, host or kokkos)
  * @param rank_layout this rank's box
@@ -144,10 +142,8 @@ inline constexpr int graph_overlap_most_ranks = 4;
  * @brief --halo-overlap for the steps of CUDA graphs. auto is on where at most
  * graph_overlap_most_ranks ranks share each GPU under MPS and the steps are one per launch: the
  * overlapped step is two kernels more (the inner update and the boundary slabs apart), and every
- * kernel of every rank is work the GPU's front end does one client at a time. Measured on the
- * H100 (768x96x96 float split along x, docs/halo.md): 2 ranks 0.78 -> 0.89 of one rank, 4 ranks
- * 0.62 -> 0.71, but 8 ranks 0.65 -> 0.51 and 32 ranks 0.34 -> 0.26; in pairs (512^3 float) 4
- * ranks 0.95 -> 0.92.
+ * kernel of every rank is work the GPU's front end does one client at a time: up to 4 ranks
+ * gain from the overlap, more lose (docs/halo.md, "Overlapped graphs").
  * @param choice --halo-overlap: auto, on or off
  * @param time_sliced some GPU of the job is shared by ranks that MPS does not serve
  * @param ranks_per_gpu the most ranks on one GPU of the job

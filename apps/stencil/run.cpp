@@ -87,8 +87,8 @@ job_binding summarize_binding(const binding_report& report, MPI_Comm comm) {
 
 /// --halo-overlap resolved for the whole job. auto is on, except where ranks share a GPU
 /// time-sliced: a context whose halo stream waits for a neighbour while its compute stream has
-/// work keeps its time slice, and the overlapped step of 2 such ranks took 2.2 ms against 0.17
-/// ms for the exchange, then one update (H100, docs/performance.md).
+/// work keeps its time slice, which made the overlapped step an order of magnitude slower than
+/// the exchange followed by one update (docs/halo.md, "Many ranks on one GPU").
 bool resolve_halo_overlap(const std::string& choice, const job_binding& job) {
   if (choice != "auto") return choice == "on";
   return !job.time_sliced;
@@ -177,8 +177,8 @@ struct chunk_agreement {
 /// proposal wins, so all ranks stop at the same step. The collective is non-blocking and
 /// completed under the halo watchdog, so a rank that stopped ends the job instead of hanging it.
 /// Where steps run as CUDA graphs, chunks are whole graphs (`granule` steps, see chunk_end): a
-/// chunk that ended inside one would run its steps one launch at a time, which with 32 ranks on
-/// one GPU cost 158-620 us a step against 50-56 in graphs.
+/// chunk that ended inside one would run its steps one launch at a time, several times slower
+/// than in graphs when many ranks share a GPU (docs/halo.md, "Lazy loading and the run's clock").
 constexpr double chunk_seconds = 0.05;
 
 chunk_agreement agree_after_chunk(MPI_Comm comm, solver& s, bool caught, std::int64_t chunk,

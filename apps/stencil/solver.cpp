@@ -33,7 +33,7 @@ cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
     return cartesian_decomposition(comm, n, opts.steps_per_pass, opts.dims);
   }
   // Resident: the halo depth is the steps per exchange (--halo-depth). auto is 1 (deeper halos
-  // measured no faster on one H100: docs/halo.md, "Deep halos"), or 2 for two steps per launch
+  // measured no faster on one GPU: docs/halo.md, "Deep halos"), or 2 for two steps per launch
   // (given, or chosen by auto in run.cpp: docs/halo.md, "Two steps per launch").
   const int depth = opts.halo_depth > 0 ? opts.halo_depth : opts.steps_per_launch == 2 ? 2 : 1;
   try {

@@ -257,7 +257,7 @@ int world_size_of() {
   return size;
 }
 
-// Another user, played with setpriv (no account needed): the attacker of issue #20.
+// Another user, played with setpriv (no account needed): the attacker docs/security.md names.
 constexpr int other_uid = 4242;
 
 int as_other_user(const std::string& command) {

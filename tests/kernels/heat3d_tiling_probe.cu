@@ -3,21 +3,21 @@
 // heat3d_tiling_probe: a diagnostic for the GPU machine (not a test). It keeps the variants of
 // the 3D heat step that were tried against funnel's kernel, and the kernels that show what
 // limits it, so that the choice can be measured again on the next GPU:
-// - the 2.5D shared-memory z-march (eighteenth session): a block of BX x BY threads (P cells
-//   each along x) marches through KC planes of one z-chunk; each plane goes into a
-//   double-buffered shared tile with its one-cell x and y frame, the z-neighbours stay in
-//   registers, and every load is issued D planes ahead. One __syncthreads a plane. Only its best
-//   shape runs unless TILING_PROBE_Z_MARCH is set.
-// - the register column march (nineteenth session): no shared memory and no barrier; a thread
-//   marches its P cells through a z-chunk U planes at a time, all loads of a group issued before
-//   any arithmetic, planes k - 1 and k carried in registers, so each centre row is loaded once.
-//   On padded rows only with TILING_PROBE_COLUMNS (float4 columns included).
-// - the asynchronous z-march (twenty-first session, padded rows, TILING_PROBE_ASYNC): the
-//   z-march with its planes copied by cp.async into a ring in shared memory.
-// - the shuffled register tile (twenty-first session): funnel's kernel with x-neighbours from
-//   warp shuffles and R rows a thread.
-// - the load ladder (twenty-first session, TILING_PROBE_LADDER): funnel's thread shape with only
-//   some classes of its loads, and copies in other block shapes; not funnel's arithmetic.
+// - the 2.5D shared-memory z-march: a block of BX x BY threads (P cells each along x) marches
+//   through KC planes of one z-chunk; each plane goes into a double-buffered shared tile with
+//   its one-cell x and y frame, the z-neighbours stay in registers, and every load is issued D
+//   planes ahead. One __syncthreads a plane. Only its best shape runs unless
+//   TILING_PROBE_Z_MARCH is set.
+// - the register column march: no shared memory and no barrier; a thread marches its P cells
+//   through a z-chunk U planes at a time, all loads of a group issued before any arithmetic,
+//   planes k - 1 and k carried in registers, so each centre row is loaded once. On padded rows
+//   only with TILING_PROBE_COLUMNS (float4 columns included).
+// - the asynchronous z-march (padded rows, TILING_PROBE_ASYNC): the z-march with its planes
+//   copied by cp.async into a ring in shared memory.
+// - the shuffled register tile: funnel's kernel with x-neighbours from warp shuffles and R rows
+//   a thread.
+// - the load ladder (TILING_PROBE_LADDER): funnel's thread shape with only some classes of its
+//   loads, and copies in other block shapes; not funnel's arithmetic.
 // - two copy kernels: one 16-byte vector a thread, and a strided loop.
 //
 // Usage: heat3d_tiling_probe [float|double] [N] [none|16]  (default float 512 none): an N^3
@@ -28,17 +28,10 @@
 // N = 512). TILING_PROBE_ONLY=WORD[,WORD...] runs only the variants whose names contain a word;
 // TILING_PROBE_ONCE launches each kernel once, untimed (for Nsight Compute or a sanitizer).
 //
-// H100 (`scripts/gpu/kernel-bounds.sh tiling,limits`; docs/performance.md, "Kernels and
-// pipeline at their bounds"): funnel's kernel took 0.85-0.87 of the copy for float and
-// 0.89-0.91 for double on n + 2 rows (256^3-1024^3), 0.88-0.91 and 0.90-0.91 on padded rows.
-// The z-march (2026-11-27) 0.38-0.62 and 0.40-0.63: it keeps one load per plane and its
-// prefetch queue in flight per thread (62-128 registers) and waits at a barrier every plane.
-// The column march float 0.842 / 0.843 / 0.803 and double 0.878 / 0.878 / 0.851 on n + 2 rows;
-// with float4 columns on padded rows, one plane a group, 4 planes a block, 0.872 / 0.903 /
-// 0.879. The asynchronous march 0.48-0.89, the shuffled tile at best funnel's kernel. Nsight
-// Compute (512^3 float, padded rows): funnel's kernel keeps L2 at 94% of its throughput and
-// DRAM at 79%, the copy L2 at 82% and DRAM at 90%; cutting L2 traffic costs registers and
-// occupancy, so DRAM stays at 77-81% in every variant. Every variant is bitwise funnel's field.
+// `scripts/gpu/kernel-bounds.sh tiling,limits` runs it; what it showed (every variant bitwise
+// funnel's field, none faster than funnel's kernel at every size, and why: the kernel is bound
+// by L2, and cutting L2 traffic costs registers and occupancy) is in docs/performance.md, "What
+// limits each unmet goal".
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
@@ -179,7 +172,7 @@ __global__ void __launch_bounds__(BX* BY)
   }
 }
 
-/// The register column march (nineteenth session): no shared memory and no barrier. A thread
+/// The register column march: no shared memory and no barrier. A thread
 /// owns P cells of one row and marches through `planes` z-planes, U at a time: it issues the
 /// U centre rows ahead, their y rows and x cells, all before any arithmetic (as funnel's kernel
 /// does for its 2 x 2 column), and carries planes k - 1 and k in registers from one group to the
@@ -281,7 +274,7 @@ __global__ void __launch_bounds__(BX* BY)
   }
 }
 
-/// The asynchronous z-march (twenty-first session): the 2.5D tiling with its loads made by the
+/// The asynchronous z-march: the 2.5D tiling with its loads made by the
 /// asynchronous copies of Ampere and later (cp.async, 16 bytes each, straight into shared memory),
 /// so that the loads in flight take no registers and no thread waits for them. A block of BX x BY
 /// threads (P cells each along x) marches through `planes` z-planes; every plane of its tile (its
@@ -361,17 +354,17 @@ __global__ void __launch_bounds__(BX* BY)
   __pipeline_wait_prior(0);  // no copy outlives the block's shared memory
 }
 
-/// The register tile with shuffled x-neighbours (twenty-first session): funnel's kernel, which
-/// issues every load of a thread before any arithmetic, with two changes that cut the requests
-/// L1 and L2 serve (Nsight Compute on the H100 puts funnel's kernel at 94% of L2 throughput and
-/// 79% of DRAM, a copy at 82% and 90%). The x-neighbours come from the threads beside by warp
-/// shuffles, so only the first and last lane of each warp segment load one (funnel's kernel loads
-/// one on either side for every thread: each such scalar load of a warp touches as many sectors
-/// as its vector loads). And a thread updates R rows as well as K planes, so the y-neighbours of
-/// its inner rows are its own centre rows. Loads per row of P results: (R (K + 2) + 2 K) / (R K)
-/// (funnel's kernel, R = 1 and K = 2, with its x loads: 6). The probe runs it only where its
-/// tiles cover the region's rows and planes exactly (n a multiple of K and of BY R): a kernel
-/// for funnel would add the shorter edge tiles that funnel's kernel handles cell by cell.
+/// The register tile with shuffled x-neighbours: funnel's kernel, which issues every load of a
+/// thread before any arithmetic, with two changes that cut the requests L1 and L2 serve (funnel's
+/// kernel is bound by L2 throughput, not DRAM: docs/performance.md). The x-neighbours come from the
+/// threads beside by warp shuffles, so only the first and last lane of each warp segment load one
+/// (funnel's kernel loads one on either side for every thread: each such scalar load of a warp
+/// touches as many sectors as its vector loads). And a thread updates R rows as well as K planes,
+/// so the y-neighbours of its inner rows are its own centre rows. Loads per row of P results:
+/// (R (K + 2) + 2 K) / (R K) (funnel's kernel, R = 1 and K = 2, with its x loads: 6). The probe
+/// runs it only where its tiles cover the region's rows and planes exactly (n a multiple of K and
+/// of BY R): a kernel for funnel would add the shorter edge tiles that funnel's kernel handles
+/// cell by cell.
 template <class T, int P, int K, int R, int BX, int BY, int MinBlocks = 1>
 __global__ void __launch_bounds__(BX* BY, MinBlocks)
     shuffle_tile(const T* __restrict__ in, T* __restrict__ out, region_geometry g, int /*planes*/,
@@ -454,7 +447,7 @@ __global__ void __launch_bounds__(BX* BY, MinBlocks)
   }
 }
 
-/// The load ladder (twenty-first session): funnel's kernel's thread shape (P cells, K planes, a
+/// The load ladder: funnel's kernel's thread shape (P cells, K planes, a
 /// BX x BY block) with only some of its loads, to see what each class of loads costs: the K
 /// centre rows always; with Z the planes either side of the chunk, with Y the rows either side,
 /// with X the value either side. Each result is the sum of the values it loaded, so no load is

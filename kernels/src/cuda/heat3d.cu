@@ -7,17 +7,16 @@
 // and both arrays are aligned for (vector_width: float 4 or double 2 on rows padded to 16 bytes,
 // 2 on the n + 2 rows of an even n, else 1). It issues all its loads before any arithmetic: the
 // K + 2 centre rows of its column, the K rows on either side in y and one value on either side
-// in x per plane, so each thread keeps several independent requests in flight (the earlier
-// kernel, which marched one plane at a time through a long z-slab, had one and reached only
-// 0.34-0.78 of a device copy on an H100). x-neighbours inside the block come from L1 and the two
+// in x per plane, so each thread keeps several independent requests in flight (a kernel that
+// marched one plane at a time through a long z-slab had one, and stayed far from a device copy).
+// x-neighbours inside the block come from L1 and the two
 // extra z-planes of each chunk from L2, as long as neighbouring chunks run close in time: when a
 // plane is too large for that (more than `large_plane_bytes`), blocks are issued in z order
 // inside groups of `group_rows` rows (a 1D grid decoded by `swizzled`), and K = 4 halves the
 // share of re-read planes. x counts memory columns (make_geometry), so on rows padded with
 // field_layout::row_align every row's interior starts a column of P and no column straddles
-// its edge. Measured on an H100 (heat3d 256^3-1024^3 vs a device-to-device copy, `funnel-bench
-// stencil --row-align`, docs/performance.md): float on rows of n + 2 cells (P = 2) 0.82-0.86 of
-// the copy, on rows whose interior starts on 16 bytes (P = 4) 0.85-0.90.
+// its edge. How close each row layout comes to a device copy, and what holds the kernel there:
+// docs/performance.md, "Kernels against a device copy" (`funnel-bench stencil --row-align`).
 // 2D and 1D: one thread per cell.
 // Arithmetic: detail::heat_update_{1,2,3}d, the expression the host and Kokkos kernels use.
 #include <cuda_runtime.h>

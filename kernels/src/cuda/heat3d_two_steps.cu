@@ -12,12 +12,12 @@
 // to `out`. One barrier per plane: a plane's first step is computed from input planes that landed
 // before it, its second step from first-step planes written before it, one plane later.
 // z-neighbours are carried in registers from plane to plane, and a thread's own rows give each
-// other their y-neighbours, so that a cell reads three to five values from shared memory: the
-// earlier kernel, with a barrier more, one cell per thread and synchronous loads, took 1.6 times
-// two heat3d_step launches on an H100 (instruction bound). One launch instead of two: when many
-// ranks share a GPU under MPS, each launch costs every rank time on the GPU's front end
-// (docs/halo.md, "Two steps per launch"). Arithmetic: detail::heat_update_3d, so the result is
-// bitwise that of two heat3d_step calls.
+// other their y-neighbours, so that a cell reads three to five values from shared memory: an
+// earlier kernel, with a barrier more, one cell per thread and synchronous loads, was
+// instruction bound and slower than two heat3d_step launches (docs/halo.md, "The second
+// kernel"). One launch instead of two: when many ranks share a GPU under MPS, each launch costs
+// every rank time on the GPU's front end (docs/halo.md, "Two steps per launch"). Arithmetic:
+// detail::heat_update_3d, so the result is bitwise that of two heat3d_step calls.
 #include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 

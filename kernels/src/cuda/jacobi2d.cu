@@ -8,7 +8,7 @@
 // detail::jacobi_update. With a norm, each thread sums its squared updates in float, the block
 // sums them (warp shuffles, then one warp over the warp sums) and adds the block's sum with one
 // atomicAdd: one same-address atomic per P x R x 256 cells (the reference adds once per 32 x 32
-// cells; on an H100 at 16384^2, one atomic per 256 cells had doubled the step time). The order in
+// cells; at 16384^2 one atomic per 256 cells had doubled the step time). The order in
 // which blocks add is not fixed, so the norm's last bits may change from run to run (the field
 // never does).
 #include <cuda_runtime.h>

@@ -63,8 +63,8 @@ __device__ inline void store_row(T* p, const T (&v)[P]) {
 /// start on it. Rows padded to 16 bytes give float 4 and double 2; the unpadded n + 2 rows of an
 /// even n give 2; odd strides 1. A thread's first cell is then a multiple of the width
 /// (the region's start rounded down), which the kernels' index arithmetic relies on: passing
-/// that start as a parameter instead cost the float kernel 16 registers (32 -> 48) and a
-/// sixth of its bandwidth on an H100.
+/// that start as a parameter instead cost the float kernel 16 registers (32 -> 48) and much of
+/// its bandwidth.
 template <class T>
 int vector_width(const region_geometry& g, const T* in, const T* out) {
   for (int p = static_cast<int>(16 / sizeof(T)); p > 1; p /= 2) {

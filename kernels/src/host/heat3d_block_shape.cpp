@@ -11,7 +11,7 @@
 namespace funnel::kernels {
 namespace {
 
-// Measured on an H100 (`funnel-bench kernels`; docs/halo.md, "The second kernel"): regions of
+// Measured with `funnel-bench kernels` (figures: docs/halo.md, "The second kernel"): regions of
 // fewer cells than `small_region_cells` (a grid split among many ranks) finish soonest in
 // columns of 32 x 8 cells with 2 rows per thread; larger ones in 32 x 16 columns with 4 rows per
 // thread for float (32 x 8 and 2 for double: shared memory). Every shape gains from long chunks

@@ -23,9 +23,8 @@ namespace {
 
 /// One cell per work item, addressed as one index plus fixed neighbour offsets (cheaper on the GPU
 /// than seven 3D view indexings). Index is int when the field has fewer than 2^31 cells: 32-bit
-/// index arithmetic measured 0.60 / 0.95 of the CUDA kernel at 512^3 float / double on an H100,
-/// against 0.59 / 0.83 with 64-bit and 0.39 / 0.68 with view indexing (Kokkos 4.6.99; a column
-/// of 8 z-planes per work item with the z-neighbours in registers gave 0.32 / 0.50).
+/// index arithmetic measured faster than 64-bit, and both faster than view indexing or a column
+/// of z-planes per work item (docs/performance.md, "History by commit", e84ff52).
 template <class T, int Dims, class Index>
 struct heat_functor {
   const T* in;

@@ -42,14 +42,12 @@ inline constexpr bool kokkos_on_cuda = false;
 #endif
 
 /// What funnel::kernels::heat3d_step runs for the kokkos implementation, per element type and
-/// row layout. At 512^3 (Kokkos 4.6.99 CUDA, tests/kokkos/kokkos_gpu_test.cpp's report,
-/// 2026-11-25) against the CUDA kernel, H100 / H200, rows of n + 2 cells: float cell 0.603 /
-/// 0.492, x2z2 0.853 / 0.728, x4z2 0.940 / 0.853, team_rows 0.861 / 0.902; double cell 0.949 /
-/// 0.808, x2z2 0.954 / 0.867, x4z2 0.830 / 0.694, team_rows 0.959 / 0.975. So float takes x4z2
-/// and double on CUDA team_rows; double elsewhere x2z2, the simpler (a team per 8 rows is no
-/// gain on host threads). On rows padded to 16 bytes (H100, 2026-11-27): float x4z2 0.963,
-/// double team_rows 0.911 but x2z2 0.982, so double on CUDA takes x2z2 there (not measured on
-/// an H200).
+/// row layout: the fastest split against the CUDA kernel in tests/kokkos/kokkos_gpu_test.cpp's
+/// report (every split's figures: docs/performance.md, "Kokkos kernels against the CUDA
+/// kernels"). Float takes x4z2 on both row layouts. Double on CUDA takes team_rows on rows of
+/// n + 2 cells and x2z2 on padded rows, the faster of the two on each; off CUDA x2z2, the
+/// simpler (a team per 8 rows is no gain on host threads). Re-measure on a new GPU before
+/// changing it.
 template <class T>
 constexpr heat3d_variant heat3d_default_variant(const field_layout& layout) noexcept {
   if constexpr (sizeof(T) <= 4) {
