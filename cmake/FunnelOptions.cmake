@@ -26,6 +26,7 @@ funnel_tristate_option(FUNNEL_ENABLE_HDF5 "Build HDF5 snapshots and checkpoints"
 option(FUNNEL_BUILD_TESTS "Build the tests" ${PROJECT_IS_TOP_LEVEL})
 option(FUNNEL_BUILD_BENCHMARKS "Build funnel-bench" ON)
 option(FUNNEL_BUILD_APPS "Build funnel-stencil" ON)
+option(FUNNEL_BUILD_REPORT "Build funnel-report and its CUPTI injection library (report/)" ON)
 
 # --- MPI (required) ---------------------------------------------------------------------------
 find_package(MPI REQUIRED COMPONENTS C CXX)

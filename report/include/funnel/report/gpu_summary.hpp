@@ -1,0 +1,63 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
+/**
+ * @file gpu_summary.hpp
+ * @brief One GPU's figures: busy fraction, ranks at once, the ranks' GPU times, the verdict.
+ */
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "funnel/report/verdict.hpp"
+
+namespace funnel::report {
+
+/**
+ * @brief The figures of one GPU over the job's wall window (docs/report.md defines each).
+ */
+struct gpu_summary {
+  /// @brief One rank's share of this GPU.
+  struct rank_share {
+    std::string label;         ///< the rank, as rank_summary::label
+    double gpu_s = 0;          ///< union of its kernels and copies on this GPU
+    double kernel_s = 0;       ///< union of its kernels on this GPU
+    double copy_s = 0;         ///< union of its copies on this GPU
+    bool ended_early = false;  ///< its record(s) lack the end marker
+  };
+  /// @brief Min, max, mean and coefficient of variation of the ranks' gpu_s.
+  struct spread {
+    double min_s = 0;      ///< smallest gpu_s
+    double max_s = 0;      ///< largest gpu_s
+    double mean_s = 0;     ///< mean gpu_s
+    double cv = 0;         ///< population standard deviation / mean (0 when the mean is 0)
+    std::string min_rank;  ///< the rank with min_s
+    std::string max_rank;  ///< the rank with max_s
+  };
+
+  std::string uuid;                 ///< "GPU-..." or "unknown" (ranks whose GPU no record names)
+  std::string name;                 ///< e.g. "NVIDIA H200"; "" when unknown
+  int index = -1;                   ///< nvidia-smi index as funnel-run saw it; -1 when unknown
+  std::string mps;                  ///< "on", "off" or "unknown"
+  std::vector<rank_share> ranks;    ///< ranks that used the GPU, by rank
+  double wall_s = 0;                ///< the job's wall window
+  double busy_s = 0;                ///< the union of every rank's kernels and copies on the GPU
+  double busy_fraction = 0;         ///< busy_s / wall_s
+  double kernel_busy_fraction = 0;  ///< the union of kernels only / wall_s
+  double copy_busy_fraction = 0;    ///< the union of copies only / wall_s
+  /// Time-weighted mean, over the busy time, of the number of ranks with work running:
+  /// sum of the ranks' gpu_s / busy_s.
+  double ranks_at_once = 0;
+  /// The same for kernels alone: sum of kernel_s / the kernel union.
+  double kernel_ranks_at_once = 0;
+  int max_ranks_at_once = 0;  ///< the most ranks with work running at one instant
+  /// Seconds during which exactly k ranks had work running, k = 0..ranks (k = 0: idle).
+  std::vector<double> time_at_count_s;
+  spread rank_spread;                          ///< over ranks (gpu_s)
+  double timeline_bin_s = 0;                   ///< width of a timeline bin
+  std::vector<double> timeline_busy;           ///< per bin: busy fraction of the bin
+  std::vector<double> timeline_ranks_at_once;  ///< per bin: mean ranks with work running
+  verdict outcome;                             ///< what the figures mean
+};
+
+}  // namespace funnel::report

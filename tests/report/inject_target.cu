@@ -1,0 +1,72 @@
+// SPDX-FileCopyrightText: 2026 The funnel authors
+// SPDX-License-Identifier: Apache-2.0
+// report_inject_target run|kill: a plain CUDA program (no funnel code) for report_inject_gpu,
+// which starts it under CUDA_INJECTION64_PATH=libfunnel-report-inject.so.
+//   run   three 200 ms kernels, a 64 MiB copy each way and a memset, then a clean exit
+//   kill  three 200 ms kernels, then waits 1.5 s (several flush periods) and kills itself
+//         with SIGKILL: its record must keep the kernels and lack the end marker
+// Prints "kernel_ms=<event-timed total of the kernels>".
+#include <cuda_runtime.h>
+
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+namespace {
+
+__device__ unsigned long long global_ns() {
+  unsigned long long t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spin(unsigned long long ns) {
+  const unsigned long long start = global_ns();
+  while (global_ns() - start < ns) {
+  }
+}
+
+int fail(const char* what, cudaError_t rc) {
+  std::fprintf(stderr, "report_inject_target: %s: %s\n", what, cudaGetErrorName(rc));
+  return 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool kill = argc > 1 && std::strcmp(argv[1], "kill") == 0;
+  cudaEvent_t begin = nullptr;
+  cudaEvent_t end = nullptr;
+  cudaError_t rc = cudaEventCreate(&begin);
+  if (rc == cudaSuccess) rc = cudaEventCreate(&end);
+  if (rc != cudaSuccess) return fail("cudaEventCreate", rc);
+  float total_ms = 0;
+  for (int i = 0; i < 3; ++i) {
+    cudaEventRecord(begin);
+    spin<<<1, 1>>>(200ull * 1000 * 1000);
+    cudaEventRecord(end);
+    rc = cudaEventSynchronize(end);
+    if (rc != cudaSuccess) return fail("spin", rc);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, begin, end);
+    total_ms += ms;
+  }
+  std::printf("kernel_ms=%.3f\n", total_ms);
+  std::fflush(stdout);
+  if (kill) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    std::raise(SIGKILL);
+  }
+  const std::size_t bytes = 64u << 20;
+  std::vector<char> host(bytes, 1);
+  void* device = nullptr;
+  rc = cudaMalloc(&device, bytes);
+  if (rc == cudaSuccess) rc = cudaMemcpy(device, host.data(), bytes, cudaMemcpyHostToDevice);
+  if (rc == cudaSuccess) rc = cudaMemset(device, 0, bytes);
+  if (rc == cudaSuccess) rc = cudaMemcpy(host.data(), device, bytes, cudaMemcpyDeviceToHost);
+  if (rc != cudaSuccess) return fail("copies", rc);
+  cudaFree(device);
+  return 0;
+}
