@@ -1,0 +1,250 @@
+#!/usr/bin/env bash
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck disable=SC2317 # stage_* functions are called indirectly
+# The sharing report (issue 41, docs/report.md) on a machine with a GPU: the CUPTI injection
+# library and funnel-report on jobs whose answer is known. Builds nothing. Stages:
+#   share     funnel-bench's synthetic share workload (2 ms kernels of 4 blocks), 8 ranks on
+#             GPU 0 through funnel-run, MPS on and off: about 8 ranks' kernels at once with
+#             MPS, about 1 without
+#   stencil   funnel-stencil heat3d 256^3 at 1 and 8 ranks (MPS as funnel-run chooses)
+#   overhead  heat3d 512^3 float on 8 ranks of GPU 0 with and without the injection library,
+#             twice each, alternating: the ratio of the app's timed steps, goal <= 1.02
+#   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; its
+#   mean over the report's window must be within 5 points of the report's kernel busy %.
+# Until funnel-run has --report, a per-rank wrapper after funnel-run sets what --report will:
+# CUDA_INJECTION64_PATH and FUNNEL_REPORT_RECORD, for the app only (not the MPS daemons).
+# Usage: scripts/gpu/report-check.sh --build-dir DIR [--out DIR] [--stages LIST]
+#                                     [--funnel-run PATH] [--help]
+#   DIR holds bin/{funnel-bench,funnel-stencil,funnel-run,funnel-report} and
+#   lib/libfunnel-report-inject.so (a CUDA build). Writes summary.txt, each job's report
+#   (report.json, report.png, the stderr block) and logs.tar.gz to --out (default $OUT, else
+#   ./gpu-out/report-check); the table is printed last. About 2 minutes on an H200.
+set -euo pipefail
+
+usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
+die() { echo "report-check.sh: $*" >&2; exit 2; }
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+build=""
+out=${OUT:-${root}/gpu-out/report-check}
+stages=share,stencil,overhead
+launcher=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --build-dir) [[ $# -ge 2 ]] || die "--build-dir needs a value"; build=$2; shift ;;
+    --out) [[ $# -ge 2 ]] || die "--out needs a value"; out=$2; shift ;;
+    --stages) [[ $# -ge 2 ]] || die "--stages needs a value"; stages=$2; shift ;;
+    --funnel-run) [[ $# -ge 2 ]] || die "--funnel-run needs a value"; launcher=$2; shift ;;
+    -h | --help) usage; exit 0 ;;
+    *) die "unknown option '$1' (see --help)" ;;
+  esac
+  shift
+done
+[[ -n ${build} ]] || die "--build-dir is required (see --help)"
+build=$(cd "${build}" && pwd)
+bin=${build}/bin
+inject=${build}/lib/libfunnel-report-inject.so
+launcher=${launcher:-${bin}/funnel-run}
+for f in "${bin}/funnel-bench" "${bin}/funnel-stencil" "${bin}/funnel-report" "${launcher}"; do
+  [[ -x ${f} ]] || die "${f} is missing: build funnel-bench funnel-stencil funnel-report first"
+done
+[[ -f ${inject} ]] || die "${inject} is missing: a CUDA build with CUPTI builds it"
+mkdir -p "${out}"
+out=$(cd "${out}" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/funnel-report-check.XXXXXX")
+smi_pid=""
+cleanup() {
+  if [[ -n ${smi_pid} ]]; then kill "${smi_pid}" 2>/dev/null || true; fi
+  rm -rf "${work}"
+}
+trap cleanup EXIT
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export OMPI_MCA_hwloc_base_binding_policy=none OMP_NUM_THREADS=2
+
+# What funnel-run --report will do per rank: the app alone gets the injection library.
+wrapper=${work}/with-report
+cat >"${wrapper}" <<EOF
+#!/usr/bin/env bash
+set -euo pipefail
+records=\$1
+shift
+export CUDA_INJECTION64_PATH='${inject}' FUNNEL_REPORT_RECORD="\${records}/rank-%r.record"
+exec "\$@"
+EOF
+chmod +x "${wrapper}"
+
+table=()
+record() { table+=("$(printf '%-9s %-46s %-5s %s' "$1" "$2" "$3" "$4")"); }
+mps_left() { pgrep -c -f 'nvidia-cuda-mps-(control|server)' || true; }
+
+# figure TAG EXPRESSION: a python expression over report.json's `r` (and g = r["gpus"][0]).
+figure() {
+  python3 - "${out}/$1/report.json" "$2" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+g = r["gpus"][0] if r["gpus"] else {}
+v = eval(sys.argv[2])
+print(f"{v:.3f}" if isinstance(v, float) else v)
+EOF
+}
+
+# smi_mean TAG: nvidia-smi's mean utilization.gpu over the report's window (samples inside it).
+smi_mean() {
+  python3 - "${out}/$1/report.json" "${out}/$1.smi.csv" <<'EOF'
+import csv, datetime, json, sys
+r = json.load(open(sys.argv[1]))
+start = r["job"]["start_realtime_s"]
+end = start + r["job"]["wall_s"]
+values = []
+for row in csv.reader(open(sys.argv[2])):
+    try:
+        t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
+        u = float(row[1])
+    except (ValueError, IndexError):
+        continue
+    if start <= t <= end:
+        values.append(u)
+print(f"{sum(values) / len(values):.1f} {len(values)}" if values else "nan 0")
+EOF
+}
+
+# job TAG RANKS MPS -- APP ARGS...: one job on GPU 0 through funnel-run, recorded, sampled by
+# nvidia-smi, then merged by funnel-report into ${out}/TAG/.
+job() {
+  local tag=$1 ranks=$2 mps=$3 rc=0
+  shift 4
+  local records=${work}/records-${tag}
+  mkdir -p "${records}"
+  nvidia-smi --id=0 --query-gpu=timestamp,utilization.gpu --format=csv,noheader,nounits \
+    -lms 100 >"${out}/${tag}.smi.csv" 2>/dev/null &
+  smi_pid=$!
+  (cd "${work}" && timeout 300 mpirun -np "${ranks}" "${launcher}" --gpus 0 --mps "${mps}" -- \
+    "${wrapper}" "${records}" "$@") >"${out}/${tag}.log" 2>&1 || rc=$?
+  kill "${smi_pid}" 2>/dev/null || true
+  wait "${smi_pid}" 2>/dev/null || true
+  smi_pid=""
+  local -a mps_arg=()
+  [[ ${mps} == auto ]] || mps_arg=(--mps "${mps}")
+  "${bin}/funnel-report" "${records}" --out "${out}/${tag}" "${mps_arg[@]}" \
+    --expect-ranks "${ranks}" --option "mps=${mps}" --option "ranks=${ranks}" \
+    2>"${out}/${tag}.report.txt" || true
+  cat "${out}/${tag}.report.txt"
+  return "${rc}"
+}
+
+# check_smi TAG: the report's kernel busy % against nvidia-smi's, within 5 points.
+check_smi() {
+  local tag=$1 report smi samples verdict
+  report=$(figure "${tag}" "100 * g['kernel_busy_fraction']")
+  read -r smi samples < <(smi_mean "${tag}")
+  verdict=$(python3 -c "import sys; print('ok' if abs(${report} - ${smi}) <= 5 else 'FAIL')" \
+    2>/dev/null || echo FAIL)
+  record smi "${tag}: report ${report} % vs nvidia-smi" "${verdict}" "${smi} % (${samples} samples)"
+}
+
+stage_share() {
+  local iterations tag mps at_once
+  mpirun -np 1 "${bin}/funnel-bench" share-worker --backend cuda --blocks 4 --iterations 0 \
+    --kernel-ms 2 --result "${work}/calibrate.json" >"${out}/share-calibrate.log" 2>&1
+  iterations=$(python3 -c "import json; print(int(json.load(open('${work}/calibrate.json'))['iterations']))")
+  for mps in on off; do
+    tag=share-mps-${mps}
+    if ! job "${tag}" 8 "${mps}" -- "${bin}/funnel-bench" share-worker --backend cuda --blocks 4 \
+      --iterations "${iterations}" --launches 1000 --result "${work}/${tag}.json"; then
+      record share "${tag}: the job" FAIL "see ${tag}.log"
+      continue
+    fi
+    at_once=$(figure "${tag}" "g['kernel_ranks_at_once']")
+    if [[ ${mps} == on ]]; then
+      record share "MPS on: ~8 ranks' kernels at once" \
+        "$(python3 -c "print('ok' if ${at_once} >= 6 else 'FAIL')")" \
+        "${at_once} at once, busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %"
+    else
+      record share "MPS off: ~1 rank's kernels at once" \
+        "$(python3 -c "print('ok' if ${at_once} <= 1.5 else 'FAIL')")" \
+        "${at_once} at once, busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %"
+    fi
+    record share "${tag}: verdict" info "$(figure "${tag}" "g['verdict']['text']" | cut -c1-70)"
+    check_smi "${tag}"
+  done
+}
+
+stage_stencil() {
+  local ranks tag
+  for ranks in 1 8; do
+    tag=stencil-${ranks}
+    if ! job "${tag}" "${ranks}" auto -- "${bin}/funnel-stencil" --problem heat3d \
+      --n 256,256,256 --steps 2000 --dtype float; then
+      record stencil "${tag}: the job" FAIL "see ${tag}.log"
+      continue
+    fi
+    record stencil "${ranks} rank(s): records, missing, ended early" \
+      "$(python3 -c "print('ok' if $(figure "${tag}" "len(r['ranks']) == ${ranks} and not r['missing'] and not any(x['ended_early'] for x in r['ranks'])") else 'FAIL')")" \
+      "busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %, $(figure "${tag}" "g['kernel_ranks_at_once']") at once"
+    record stencil "${tag}: verdict" info "$(figure "${tag}" "g['verdict']['text']" | cut -c1-70)"
+    check_smi "${tag}"
+  done
+}
+
+stage_overhead() {
+  local round kind with without
+  local -a app=("${bin}/funnel-stencil" --problem heat3d --n "512,512,512" --dtype float --steps 3000)
+  for round in 1 2; do
+    for kind in plain report; do
+      local -a pre=()
+      if [[ ${kind} == report ]]; then
+        mkdir -p "${work}/records-overhead-${round}"
+        pre=("${wrapper}" "${work}/records-overhead-${round}")
+      fi
+      (cd "${work}" && timeout 300 mpirun -np 8 "${launcher}" --gpus 0 -- "${pre[@]}" "${app[@]}" \
+        --summary "${out}/overhead-${kind}-${round}.json") >"${out}/overhead-${kind}-${round}.log" 2>&1 ||
+        record overhead "${kind} run ${round}" FAIL "see overhead-${kind}-${round}.log"
+    done
+  done
+  if [[ -d ${work}/records-overhead-1 ]]; then
+    "${bin}/funnel-report" "${work}/records-overhead-1" --out "${out}/overhead" --expect-ranks 8 \
+      2>"${out}/overhead.report.txt" || true
+  fi
+  read -r with without < <(python3 - "${out}" <<'EOF'
+import json, sys
+def best(kind):
+    times = []
+    for r in (1, 2):
+        try:
+            times.append(json.load(open(f"{sys.argv[1]}/overhead-{kind}-{r}.json"))["time_s"])
+        except (OSError, ValueError, KeyError):
+            pass
+    return min(times) if times else float("nan")
+print(best("report"), best("plain"))
+EOF
+  )
+  record overhead "heat3d 512^3 float, 8 ranks: with / without" \
+    "$(python3 -c "print('ok' if ${with} / ${without} <= 1.02 else 'FAIL')" 2>/dev/null || echo FAIL)" \
+    "$(python3 -c "print(f'{${with} / ${without}:.4f} ({${with}:.3f} s / {${without}:.3f} s)')" 2>/dev/null || echo "n/a")"
+}
+
+IFS=, read -ra wanted <<<"${stages}"
+for stage in "${wanted[@]}"; do
+  declare -F "stage_${stage}" >/dev/null || die "unknown stage '${stage}' (share, stencil, overhead)"
+done
+{
+  echo "report-check.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+  nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader -i 0 2>/dev/null || true
+  git -C "${root}" rev-parse --short HEAD 2>/dev/null || true
+} >"${out}/machine.txt"
+for stage in "${wanted[@]}"; do
+  t0=${SECONDS}
+  "stage_${stage}" || record "${stage}" "the stage" FAIL "status $?"
+  echo "report-check.sh: stage ${stage} took $((SECONDS - t0)) s" >&2
+done
+sleep 2  # funnel-run's reaper stops the daemons after the last rank is gone
+record mps "MPS daemons left after the jobs" "$([[ $(mps_left) -eq 0 ]] && echo ok || echo FAIL)" ""
+{
+  cat "${out}/machine.txt"
+  printf '%s\n' "${table[@]}"
+} >"${out}/summary.txt"
+(cd "${out}" && tar -czf logs.tar.gz --exclude=logs.tar.gz -- *.log *.txt *.csv ./*/report.* \
+  2>/dev/null) || true
+cat "${out}/summary.txt"
+if printf '%s\n' "${table[@]}" | grep -q ' FAIL '; then exit 1; fi
