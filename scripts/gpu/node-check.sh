@@ -9,14 +9,16 @@
 #             and across GPUs a process cannot see (which sizes the driver maps, which crash)
 #   tests     ctest: halo_gpu, memory_gpu, ipc_gpu, path_choice_unit
 #   bitwise   heat3d 64x48x40 double split over 1..N GPUs (2 and all of them) at 1, 4 and 16 ranks
-#             per GPU with --halo auto, ipc and mpi, and 2 ranks per GPU time-sliced (--mps
-#             off): the field bitwise equal to one rank's; auto must take peer-ordered links;
+#             per GPU with --halo auto, ipc and mpi, two steps per launch (auto, mpi) at 1 and 4,
+#             and 2 ranks per GPU time-sliced (--mps off): the field bitwise equal to one rank's;
+#             auto must take peer-ordered links;
 #             jacobi2d likewise at 1 and 4 ranks per GPU
 #   bigbox    ranks of 6 and 8 GiB fields over IPC (2 ranks on one GPU 1536x1024x1024 double,
 #             one rank per GPU 2048x1024x1024 double): they run; a grid no GPU holds: one line
 #   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
 #   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
-#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank per GPU)
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank per GPU),
+#             memcheck on the staged path with two steps per launch
 #   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
 # Usage: scripts/gpu/node-check.sh [--build-dir DIR] [--stages LIST] [--help]
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
@@ -47,7 +49,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_
 # Ranks are not bound to one core each: the end-of-run check of heat3d is OpenMP on the host.
 export OMPI_MCA_hwloc_base_binding_policy=none OMP_NUM_THREADS=4 NCCL_NVLS_ENABLE=0
 stencil=${build}/bin/funnel-stencil
-run=${root}/launch/funnel-run
+run=${FUNNEL_RUN:-${root}/launch/funnel-run}  # FUNNEL_RUN: another launcher to check
 gpus=$(nvidia-smi -L | wc -l)
 table=()
 record() { table+=("$(printf '%-9s %-42s %-6s %s' "$1" "$2" "$3" "$4")"); }
@@ -59,7 +61,11 @@ stage_build() {
   # shellcheck source=scripts/gpu/debs.sh
   source "${root}/scripts/gpu/debs.sh"
   local t0=${SECONDS}
-  funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1
+  if ! funnel_gpu_configure "${build}" >"${out}/configure.log" 2>&1; then
+    grep -E -B2 -A8 "CMake Error|error" "${out}/configure.log" | head -60
+    record build "configure" FAIL "see configure.log"
+    return 1
+  fi
   if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-bench halo_gpu \
     memory_gpu ipc_gpu path_choice_unit ipc_import_probe >"${out}/build.log" 2>&1; then
     record build "targets" ok "$((SECONDS - t0)) s"
@@ -112,6 +118,20 @@ stage_bitwise() {
         tag=bw-heat-${g}g-${rpg}-${halo}
         if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${heat[@]}" \
           --halo "${halo}" --field-dump "${out}/${tag}.bin" &&
+          cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
+          ok=$((ok + 1))
+        else
+          bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
+        fi
+        rm -f "${out}/${tag}.bin"
+      done
+    done
+    # Two steps per launch (auto takes it for fields larger than L2): overlapped pairs.
+    for rpg in 1 4; do
+      for halo in auto mpi; do
+        tag=bw-heat-${g}g-${rpg}-${halo}-pairs
+        if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${heat[@]}" \
+          --halo "${halo}" --steps-per-launch 2 --field-dump "${out}/${tag}.bin" &&
           cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
           ok=$((ok + 1))
         else
@@ -222,6 +242,13 @@ stage_sanitize() {
     record sanitize "peer path, 2 ranks on 2 GPUs: ${tool}" "$(verdict test "${rc}" -eq 0)" \
       "$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "${out}/sanitize-${tool}.log")"
   done
+  # The staged path with two steps per launch: overlapped pairs, faces through the host.
+  rc=0
+  (cd "${work}" && timeout 400 mpirun -np 2 "${run}" --gpus 0,1 -- compute-sanitizer \
+    --tool memcheck --error-exitcode 9 "${stencil}" --n 32,24,20 --steps 7 --dtype float \
+    --halo mpi --steps-per-launch 2 --quiet) >"${out}/sanitize-staged.log" 2>&1 || rc=$?
+  record sanitize "staged pairs, 2 ranks on 2 GPUs: memcheck" "$(verdict test "${rc}" -eq 0)" \
+    "$(grep -m1 -E 'ERROR SUMMARY' "${out}/sanitize-staged.log")"
 }
 
 # SCALING_ARGS: funnel-bench scaling's options; several runs separated by ';' (scaling-K.json).
