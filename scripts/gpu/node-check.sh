@@ -4,7 +4,7 @@
 # shellcheck disable=SC2317 # stage_* functions are called indirectly
 # funnel on a node of several GPUs (2 to 8), through funnel-run. Stages:
 #   build     configure BUILD_DIR (CUDA on) and build funnel-stencil, funnel-bench, the GPU halo,
-#             memory and IPC tests and ipc_import_probe
+#             memory and IPC tests, ipc_import_probe and funnel_mps_client
 #   probe     tests/ipc/ipc_import_probe: pool, legacy and VMM imports of 1-16 GiB, on one GPU
 #             and across GPUs a process cannot see (which sizes the driver maps, which crash)
 #   tests     ctest: halo_gpu, memory_gpu, ipc_gpu, path_choice_unit
@@ -17,6 +17,8 @@
 #             one rank per GPU 2048x1024x1024 double): they run; a grid no GPU holds: one line
 #   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
 #   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
+#   startup   16 ranks per GPU on every GPU (funnel_mps_client): funnel-run against a ten-line
+#             wrapper that starts one daemon, median of 3 jobs each (goal: no slower)
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank per GPU),
 #             memcheck on the staged path with two steps per launch
 #   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
@@ -24,11 +26,11 @@
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '5,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
-stages=build,probe,tests,bitwise,bigbox,kill,teardown,sanitize,scaling
+stages=build,probe,tests,bitwise,bigbox,kill,teardown,startup,sanitize,scaling
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --build-dir) build=$2; shift ;;
@@ -67,7 +69,7 @@ stage_build() {
     return 1
   fi
   if cmake --build "${build}" -j "$(nproc)" --target funnel-stencil funnel-bench halo_gpu \
-    memory_gpu ipc_gpu path_choice_unit ipc_import_probe >"${out}/build.log" 2>&1; then
+    memory_gpu ipc_gpu path_choice_unit ipc_import_probe funnel_mps_client >"${out}/build.log" 2>&1; then
     record build "targets" ok "$((SECONDS - t0)) s"
   else
     grep -E -A5 "error|FAILED" "${out}/build.log" | head -40
@@ -232,6 +234,55 @@ stage_teardown() {
   while (($(mps_left) > 0 && waited < 30)); do sleep 1; waited=$((waited + 1)); done
 }
 
+# A ten-line site wrapper, what funnel-run's start-up is compared with: local rank 0 starts one
+# MPS daemon for the node's GPUs, every rank takes GPU (local rank mod GPUs) and waits for the pipe.
+write_plain_wrapper() {
+  cat >"${work}/plain-wrapper.sh" <<'WRAPPER'
+#!/usr/bin/env bash
+set -euo pipefail
+export CUDA_MPS_PIPE_DIRECTORY=${PLAIN_DIR}/pipe CUDA_MPS_LOG_DIRECTORY=${PLAIN_DIR}/log
+if [[ ${OMPI_COMM_WORLD_LOCAL_RANK} == 0 ]]; then
+  mkdir -m 700 "${PLAIN_DIR}" "${CUDA_MPS_PIPE_DIRECTORY}" "${CUDA_MPS_LOG_DIRECTORY}"
+  nvidia-cuda-mps-control -d
+fi
+until [[ -e ${CUDA_MPS_PIPE_DIRECTORY}/control ]]; do sleep 0.05; done
+export CUDA_VISIBLE_DEVICES=$((OMPI_COMM_WORLD_LOCAL_RANK % PLAIN_GPUS))
+exec "$@"
+WRAPPER
+  chmod 755 "${work}/plain-wrapper.sh"
+}
+
+now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
+median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+
+stage_startup() {
+  local ranks=$((16 * gpus)) round t0 p f dir client=${build}/bin/funnel_mps_client
+  local -a plain=() funnel=()
+  write_plain_wrapper
+  cd "${work}"
+  for round in 1 2 3; do
+    dir=${work}/plain-${round}
+    t0=$(now_ms)
+    PLAIN_DIR=${dir} PLAIN_GPUS=${gpus} timeout 300 mpirun -np "${ranks}" \
+      "${work}/plain-wrapper.sh" "${client}" --elements 1024 >"${out}/startup-plain-${round}.log" 2>&1 || true
+    plain+=($(($(now_ms) - t0)))
+    CUDA_MPS_PIPE_DIRECTORY=${dir}/pipe nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
+    while (($(mps_left) > 0)); do sleep 0.2; done
+    t0=$(now_ms)
+    timeout 300 mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" -- "${client}" \
+      --elements 1024 >"${out}/startup-funnel-${round}.log" 2>&1 || true
+    funnel+=($(($(now_ms) - t0)))
+    while (($(mps_left) > 0)); do sleep 0.2; done
+  done
+  p=$(printf '%s\n' "${plain[@]}" | median)
+  f=$(printf '%s\n' "${funnel[@]}" | median)
+  record startup "${ranks} ranks: funnel-run / plain wrapper" \
+    "$(awk -v f="${f}" -v p="${p}" 'BEGIN { print (f <= p) ? "met" : "unmet" }')" \
+    "$(awk -v f="${f}" -v p="${p}" 'BEGIN { printf "%.2fx (median %d ms vs %d ms)", f / p, f, p }')"
+  record startup "all clients ran (6 jobs)" \
+    "$(verdict test "$(cat "${out}"/startup-*-[0-9].log | grep -c "^clients total=${ranks} ok=${ranks} ")" -eq 6)" ""
+}
+
 stage_sanitize() {
   local tool rc
   for tool in memcheck racecheck synccheck; do
@@ -272,7 +323,7 @@ IFS=, read -ra wanted <<<"${stages}"
 status=0
 for s in "${wanted[@]}"; do
   case "${s}" in
-    build | probe | tests | bitwise | bigbox | kill | teardown | sanitize | scaling)
+    build | probe | tests | bitwise | bigbox | kill | teardown | startup | sanitize | scaling)
       "stage_${s}" || status=1 ;;
     *) echo "node-check.sh: unknown stage '${s}' (see --help)" >&2; exit 2 ;;
   esac
