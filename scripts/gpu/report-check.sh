@@ -6,7 +6,8 @@
 # library and funnel-report on jobs whose answer is known. Builds nothing. Stages:
 #   share     funnel-bench's synthetic share workload (2 ms kernels of 4 blocks), 8 ranks on
 #             GPU 0 through funnel-run, MPS on and off: about 8 ranks' kernels at once with
-#             MPS, about 1 without
+#             MPS (checked) and the verdict rules; without MPS the figure is shown only (a
+#             time-sliced kernel's span covers its switched-out time: docs/report.md)
 #   stencil   funnel-stencil heat3d 256^3 at 1 and 8 ranks (MPS as funnel-run chooses)
 #   overhead  heat3d 512^3 float on 8 ranks of GPU 0 with and without the injection library,
 #             twice each, alternating: the ratio of the app's timed steps, goal <= 1.02
@@ -22,7 +23,7 @@
 #   ./gpu-out/report-check); the table is printed last. About 2 minutes on an H200.
 set -euo pipefail
 
-usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,24p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "report-check.sh: $*" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -144,7 +145,7 @@ check_smi() {
 }
 
 stage_share() {
-  local iterations tag mps at_once
+  local iterations tag mps at_once rule want
   mpirun -np 1 "${bin}/funnel-bench" share-worker --backend cuda --blocks 4 --iterations 0 \
     --kernel-ms 2 --result "${work}/calibrate.json" >"${out}/share-calibrate.log" 2>&1
   iterations=$(python3 -c "import json; print(int(json.load(open('${work}/calibrate.json'))['iterations']))")
@@ -161,10 +162,16 @@ stage_share() {
         "$(python3 -c "print('ok' if ${at_once} >= 6 else 'FAIL')")" \
         "${at_once} at once, busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %"
     else
-      record share "MPS off: ~1 rank's kernels at once" \
-        "$(python3 -c "print('ok' if ${at_once} <= 1.5 else 'FAIL')")" \
-        "${at_once} at once, busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %"
+      # Informational: a time-sliced kernel's CUPTI span also covers the time its context was
+      # switched out, so spans of time-sliced ranks may overlap (docs/report.md, Limits).
+      record share "MPS off: ranks' kernels in flight at once" info \
+        "${at_once} at once (issue 41 expects ~1), busy $(figure "${tag}" "round(100 * g['busy_fraction'])") %"
     fi
+    rule=$(figure "${tag}" "g['verdict']['rule']")
+    want=time_sliced_ # _idle or _busy
+    [[ ${mps} == on ]] && want=mps_concurrent
+    record share "${tag}: verdict rule ${want}*" "$([[ ${rule} == "${want}"* ]] && echo ok || echo FAIL)" \
+      "${rule}"
     record share "${tag}: verdict" info "$(figure "${tag}" "g['verdict']['text']" | cut -c1-70)"
     check_smi "${tag}"
   done
