@@ -8,11 +8,13 @@
 #             GPU 0 through funnel-run, MPS on and off: about 8 ranks' kernels at once with
 #             MPS (checked) and the verdict rules; without MPS the figure is shown only (a
 #             time-sliced kernel's span covers its switched-out time: docs/report.md)
-#   stencil   funnel-stencil heat3d 256^3 at 1 and 8 ranks (MPS as funnel-run chooses)
+#   stencil   funnel-stencil heat3d 512^3 float, 8000 steps, at 1 and 8 ranks (MPS as funnel-run
+#             chooses): every rank recorded, none ended early
 #   overhead  heat3d 512^3 float on 8 ranks of GPU 0 with and without the injection library,
 #             twice each, alternating: the ratio of the app's timed steps, goal <= 1.02
 #   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; its
-#   mean over the report's window must be within 5 points of the report's kernel busy %.
+#   mean over the report's window must be within 5 points of the report's kernel busy % (a
+#   job of fewer than 20 samples is shown only: nvidia-smi averages over up to a second).
 # Until funnel-run has --report, a per-rank wrapper after funnel-run sets what --report will:
 # CUDA_INJECTION64_PATH and FUNNEL_REPORT_RECORD, for the app only (not the MPS daemons).
 # Usage: scripts/gpu/report-check.sh --build-dir DIR [--out DIR] [--stages LIST]
@@ -20,10 +22,11 @@
 #   DIR holds bin/{funnel-bench,funnel-stencil,funnel-run,funnel-report} and
 #   lib/libfunnel-report-inject.so (a CUDA build). Writes summary.txt, each job's report
 #   (report.json, report.png, the stderr block) and logs.tar.gz to --out (default $OUT, else
-#   ./gpu-out/report-check); the table is printed last. About 2 minutes on an H200.
+#   ./gpu-out/report-check); the table is printed last. About 2 minutes on an H200 (measured
+#   there: docs/report.md).
 set -euo pipefail
 
-usage() { sed -n '5,24p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "report-check.sh: $*" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -139,7 +142,7 @@ check_smi() {
   local tag=$1 report smi samples verdict
   report=$(figure "${tag}" "100 * g['kernel_busy_fraction']")
   read -r smi samples < <(smi_mean "${tag}")
-  verdict=$(python3 -c "import sys; print('ok' if abs(${report} - ${smi}) <= 5 else 'FAIL')" \
+  verdict=$(python3 -c "print('info' if ${samples} < 20 else 'ok' if abs(${report} - ${smi}) <= 5 else 'FAIL')" \
     2>/dev/null || echo FAIL)
   record smi "${tag}: report ${report} % vs nvidia-smi" "${verdict}" "${smi} % (${samples} samples)"
 }
@@ -182,7 +185,7 @@ stage_stencil() {
   for ranks in 1 8; do
     tag=stencil-${ranks}
     if ! job "${tag}" "${ranks}" auto -- "${bin}/funnel-stencil" --problem heat3d \
-      --n 256,256,256 --steps 2000 --dtype float; then
+      --n "512,512,512" --steps 8000 --dtype float; then
       record stencil "${tag}: the job" FAIL "see ${tag}.log"
       continue
     fi
@@ -196,7 +199,7 @@ stage_stencil() {
 
 stage_overhead() {
   local round kind with without
-  local -a app=("${bin}/funnel-stencil" --problem heat3d --n "512,512,512" --dtype float --steps 3000)
+  local -a app=("${bin}/funnel-stencil" --problem heat3d --n "512,512,512" --dtype float --steps 6000)
   for round in 1 2; do
     for kind in plain report; do
       local -a pre=()
