@@ -37,6 +37,7 @@ struct rank_work {
   rank_summary summary;
   std::string launcher_gpu_uuid;
   int launcher_gpu_index = -1;
+  std::string launcher_mps;  // FUNNEL_MPS as funnel-run set it for this rank ("" unknown)
   // Per GPU UUID, on the node clock: kernels and copies.
   std::map<std::string, rank_record::slot_activity> on_gpu;
   std::int64_t start_ns = 0;
@@ -130,8 +131,6 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
 
   // Ranks: the records of one rank together, on the node clock.
   std::map<std::string, rank_work> ranks;
-  std::string launcher_mps;
-  bool mps_agree = true;
   std::int64_t realtime_minus_node = 0;
   bool have_offset = false;
   for (rank_record& r : records) {
@@ -142,10 +141,6 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
     if (!have_offset) {
       realtime_minus_node = id.start_clock.realtime_ns - node_time(id.start_clock);
       have_offset = true;
-    }
-    if (!id.launcher_mps.empty()) {
-      if (!launcher_mps.empty() && launcher_mps != id.launcher_mps) mps_agree = false;
-      launcher_mps = id.launcher_mps;
     }
     r.clock_offset_ns = node_time(id.start_clock) - id.start_clock.record_ns;
     const std::int64_t process_start =
@@ -178,6 +173,7 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       w.launcher_gpu_uuid = id.launcher_gpu_uuid;
       w.launcher_gpu_index = id.launcher_gpu_index;
     }
+    if (w.launcher_mps.empty()) w.launcher_mps = id.launcher_mps;
 
     // Which GPU each slot is: the record's device chunk; else, for a process with one slot,
     // the GPU funnel-run gave the rank; else unknown.
@@ -248,10 +244,6 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
     s.copy_s = static_cast<double>(copies.covered_ns(ws, we)) * ns_to_s;
   }
 
-  // MPS: the caller's word, else what funnel-run told every rank.
-  std::string mps = options.mps;
-  if (mps.empty()) mps = mps_agree && !launcher_mps.empty() ? launcher_mps : "unknown";
-
   // Per GPU.
   std::map<std::string, std::vector<rank_work*>> by_gpu;
   for (auto& [key, w] : ranks) {
@@ -264,7 +256,13 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
     });
     gpu_summary g;
     g.uuid = uuid;
-    g.mps = mps;
+    // MPS: the caller's word, else what funnel-run told the GPU's ranks (funnel-run's --mps
+    // auto leaves a GPU of one rank without MPS while others of the node have it).
+    std::set<std::string> told;
+    for (const rank_work* w : members) {
+      if (!w->launcher_mps.empty()) told.insert(w->launcher_mps);
+    }
+    g.mps = !options.mps.empty() ? options.mps : told.size() == 1 ? *told.begin() : "unknown";
     g.wall_s = report.wall_s;
     std::vector<busy_interval_set> all_sets;
     std::vector<busy_interval_set> kernel_sets;

@@ -453,6 +453,27 @@ TEST(Merge, CallersWindowAndGpuFromTheLauncher) {
   EXPECT_NEAR(report.gpus[0].busy_fraction, 0.25, 1e-9);
 }
 
+TEST(Merge, MpsPerGpuFromWhatFunnelRunToldItsRanks) {
+  auto specs = two_ranks();
+  rank_spec alone;  // the only rank of GPU-B: funnel-run's --mps auto gave it no MPS
+  alone.global_rank = 2;
+  alone.local_rank = 2;
+  alone.uuid = "GPU-B";
+  alone.kernels = {{1, 2}};
+  specs.push_back(alone);
+  std::vector<fr::rank_record> records;
+  for (const auto& r : specs) records.push_back(make_record(r));
+  records[0].identity.launcher_mps = "on";
+  records[1].identity.launcher_mps = "on";
+  records[2].identity.launcher_mps = "off";
+  const fr::node_report report = fr::merge_records(std::move(records), {});
+  ASSERT_EQ(report.gpus.size(), 2u);
+  EXPECT_EQ(report.gpus[0].uuid, "GPU-A");
+  EXPECT_EQ(report.gpus[0].mps, "on");
+  EXPECT_EQ(report.gpus[1].mps, "off");
+  EXPECT_EQ(report.gpus[1].outcome.rule, fr::verdict_rule::single_rank);
+}
+
 TEST(Merge, SeveralProcessesOfOneRankAreOneRank) {
   auto specs = two_ranks();
   rank_spec again = specs[0];  // rank 0 again: a second CUDA process

@@ -13,8 +13,8 @@ namespace funnel::report {
 
 /// @brief Inputs of merge_records() besides the records.
 struct merge_options {
-  /// "on" or "off" as the launcher ran the job; "" takes FUNNEL_MPS from the records (when
-  /// they agree), else the report says "unknown".
+  /// "on" or "off" as the launcher ran the job, for every GPU; "" takes, per GPU, FUNNEL_MPS
+  /// from the records of its ranks (when they agree), else the report says "unknown".
   std::string mps;
   /// The node's ranks; > 0 names the local ranks 0..n-1 that left no record. 0: not known.
   int expected_ranks = 0;
