@@ -6,11 +6,15 @@
 # in fake-bin/ first on PATH, in a private temporary directory, and checks what the ranks saw
 # (fake-app's records), what the stand-ins were asked (FAKE_NVIDIA_LOG), and that no daemon,
 # reaper or directory is left behind.
-# Usage: launch-tests.sh CASE    (FUNNEL_RUN names the funnel-run to test; MPIEXEC the mpirun)
+# Usage: launch-tests.sh CASE    (FUNNEL_RUN names the funnel-run to test, FUNNEL_EPILOG the
+#                                 funnel-epilog (default: beside it); MPIEXEC the mpirun)
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FUNNEL_RUN=${FUNNEL_RUN:-${here}/../../launch/funnel-run}
+FUNNEL_EPILOG=${FUNNEL_EPILOG:-$(dirname "${FUNNEL_RUN}")/funnel-epilog}
+# funnel-run's sources: the script and its parts (what --help must document).
+launch_sources=("${here}/../../launch/funnel-run" "${here}/../../launch/lib/"*.sh)
 MPIEXEC=${MPIEXEC:-mpirun}
 FAKE_APP=${here}/fake-app
 uid=$(id -u)
@@ -144,17 +148,24 @@ case_help_version() {
   help=$("${FUNNEL_RUN}" --help)
   # Every option the parser accepts and every FUNNEL_* variable the script reads is documented.
   # shellcheck disable=SC2013 # option names have no spaces
-  for opt in $(grep -oE '^ +--[a-z-]+( \| -h)?\)' "${FUNNEL_RUN}" | grep -oE -- '--[a-z-]+'); do
+  for opt in $(cat "${launch_sources[@]}" | grep -oE '^ +--[a-z-]+( \| -h)?\)' | grep -oE -- '--[a-z-]+'); do
     expect_contains "--help documents ${opt}" "${opt}" "${help}"
   done
   # shellcheck disable=SC2013 # variable names have no spaces
-  for var in $(grep -oE '\$\{FUNNEL_[A-Z_]+' "${FUNNEL_RUN}" | sort -u | cut -c3-); do
+  for var in $(cat "${launch_sources[@]}" | grep -oE '\$\{FUNNEL_[A-Z_]+' | sort -u | cut -c3-); do
     expect_contains "--help documents ${var}" "${var}" "${help}"
   done
-  expect "--help names at least 15 options" test "$(grep -cE '^ +--[a-z-]+( \| -h)?\)' "${FUNNEL_RUN}")" -ge 15
+  expect "--help names at least 15 options" \
+    test "$(cat "${launch_sources[@]}" | grep -cE '^ +--[a-z-]+( \| -h)?\)')" -ge 15
   local version
   version=$("${FUNNEL_RUN}" --version)
   expect "--version names the program" test "${version%% *}" = funnel-run
+  expect "--version names a version" test "${version#* }" != ""
+  # The part that runs as root stays short enough to audit.
+  local epilog_help
+  epilog_help=$("${FUNNEL_EPILOG}" --help)
+  expect_contains "funnel-epilog --help" "Usage: funnel-epilog" "${epilog_help}"
+  expect "funnel-epilog is at most 150 lines" test "$(wc -l <"${FUNNEL_EPILOG}")" -le 150
 }
 
 case_bad_values() {
@@ -1087,13 +1098,13 @@ plant() {
   done
 }
 
-# What an epilog runs after job attack$$: root, with the job's uid and gid from Slurm, from
+# What Slurm runs after job attack$$: funnel-epilog as root, with the job's id, uid and gid, from
 # directory $1 (default: the case's); its output in cleanup.out, its status in epilog_rc.
 epilog_rc=0
 epilog_cleanup() {
   epilog_rc=0
-  (cd "${1:-.}" && SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 \
-    timeout 100 "${FUNNEL_RUN}" --cleanup --job "attack$$") >"${work}/cleanup.out" 2>&1 || epilog_rc=$?
+  (cd "${1:-.}" && SLURM_JOB_ID=attack$$ SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} \
+    FUNNEL_MPS_QUIT_WAIT=1 timeout 100 "${FUNNEL_EPILOG}") >"${work}/cleanup.out" 2>&1 || epilog_rc=$?
 }
 
 # Row 1: the job's daemon record names another user's process.
@@ -1275,7 +1286,7 @@ case_shared_epilog() {
   expect_eq "no terminal escape reaches the epilog's output" 0 "$(grep -c $'\033' "${work}/cleanup.out")"
   expect_eq "no line of the user's making" 0 "$(grep -c '^slurmd' "${work}/cleanup.out")"
   expect_eq "the user's part is marked as such" "" \
-    "$(grep -v "^funnel-run: (as uid ${attacker}) " "${work}/cleanup.out")"
+    "$(grep -v "^funnel-epilog: (as uid ${attacker}) " "${work}/cleanup.out")"
   # The user's own --cleanup takes it (no live rank): the sparse file is not read.
   rc=0
   as_uid "${attacker}" env FUNNEL_MPS_QUIT_WAIT=1 timeout 100 "${FUNNEL_RUN}" --cleanup >/dev/null 2>&1 || rc=$?
@@ -1327,9 +1338,11 @@ case_shared_handoff() {
   local epilog=$!
   deadline=$((SECONDS + 10))
   while [[ -z ${pid} ]] && ((SECONDS < deadline)); do
-    # The user's bash itself (its parent is root's timeout), not one of its subshells.
+    # The user's bash itself (its parent is root's timeout), not one of its subshells, nor
+    # setpriv before it runs bash (already the user's, but not readable by the user until then).
     for p in $(pgrep -u "${attacker}" -f -- "--cleanup --tmpdir ${t}" || true); do
-      if [[ $(stat -c %u "/proc/$(awk '{ print $4 }' "/proc/${p}/stat" 2>/dev/null)" 2>/dev/null) == 0 ]]; then
+      if [[ $(stat -c %u "/proc/$(awk '{ print $4 }' "/proc/${p}/stat" 2>/dev/null)" 2>/dev/null) == 0 &&
+        $(cat "/proc/${p}/comm" 2>/dev/null) == bash ]]; then
         pid=${p}
       fi
     done
@@ -1479,6 +1492,74 @@ case_shared_adopt() {
   expect "and the user's own cleanup" kill -0 "${epid}"
 }
 
+# funnel-epilog, all that runs as root: the values it refuses, an installation another user could
+# change, and `funnel-run --cleanup` as root handed to it before funnel-run reads its options.
+case_shared_epilog_root() {
+  need_root
+  export FAKE_GPU_COUNT=1
+  local rc out bad t=${FUNNEL_TMPDIR}
+  run_epilog() { # run_epilog ENV...: the epilog as Slurm would run it; out and rc
+    rc=0
+    out=$(env SLURM_JOB_ID=attack$$ "$@" timeout 100 "${FUNNEL_EPILOG}" 2>&1) || rc=$?
+  }
+  # Left by the attacker's job: it must stay wherever the epilog refuses to run.
+  as_uid "${attacker}" mkdir -m 700 "${t}/funnel-run-${attacker}-kept"
+  write_as "${attacker}" "${t}/funnel-run-${attacker}-kept/job" "attack$$.0"
+  run_epilog SLURM_JOB_UID=0 SLURM_JOB_GID=0
+  expect_eq "a job of uid 0: the epilog succeeds" 0 "${rc}"
+  expect_eq "without cleaning anything as root" "funnel-epilog: job of uid 0: nothing is cleaned as root" "${out}"
+  for bad in 4294967295 0042 99999999999 -1 "" " 4242" "4242;id"; do
+    run_epilog SLURM_JOB_UID="${bad}" SLURM_JOB_GID="${attacker}"
+    expect_eq "SLURM_JOB_UID '${bad}' refused" 2 "${rc}"
+    expect_eq "in one line for '${bad}'" 1 "$(wc -l <<<"${out}")"
+    run_epilog SLURM_JOB_UID="${attacker}" SLURM_JOB_GID="${bad}"
+    expect_eq "SLURM_JOB_GID '${bad}' refused" 2 "${rc}"
+  done
+  run_epilog SLURM_JOB_UID="${attacker}" SLURM_JOB_GID=0
+  expect_eq "root's group refused" 1 "${rc}"
+  expect_contains "saying so" "the group of uid ${attacker} is 0 (root's)" "${out}"
+  rc=0
+  out=$(env -u SLURM_JOB_UID SLURM_JOB_ID=attack$$ "${FUNNEL_EPILOG}" 2>&1) || rc=$?
+  expect_eq "no SLURM_JOB_UID" 2 "${rc}"
+  run_epilog SLURM_JOB_ID='1;id' SLURM_JOB_UID="${attacker}" SLURM_JOB_GID="${attacker}"
+  expect_eq "a job id that is not one" 2 "${rc}"
+  rc=0
+  out=$(as_uid "${attacker}" env SLURM_JOB_UID="${attacker}" "${FUNNEL_EPILOG}" 2>&1) || rc=$?
+  expect_eq "not run as root" 1 "${rc}"
+  # A copy of the installation where one part may be written by a group: refused, nothing run.
+  local bin=${work}/inst/bin lib_rel=../share/funnel/launch
+  [[ -d $(dirname "${FUNNEL_EPILOG}")/${lib_rel} ]] || lib_rel=lib
+  mkdir -p "${bin}/${lib_rel}"
+  cp "${FUNNEL_EPILOG}" "${FUNNEL_RUN}" "${bin}/"
+  cp "$(dirname "${FUNNEL_EPILOG}")/${lib_rel}/"*.sh "${bin}/${lib_rel}/"
+  chmod g+w "${bin}/${lib_rel}/mps.sh"
+  rc=0
+  out=$(SLURM_JOB_ID=attack$$ SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} "${bin}/funnel-epilog" 2>&1) ||
+    rc=$?
+  expect_eq "an installation a group may change" 1 "${rc}"
+  expect_contains "names the file" "mps.sh must be root's, writable by root alone" "${out}"
+  expect "the user's directory is still there" test -e "${t}/funnel-run-${attacker}-kept/job"
+  # funnel-run --cleanup as root with SLURM_JOB_UID: handed over before funnel-run parses a word
+  # (its parser would name '--bogus' as an unknown option of funnel-run's).
+  rc=0
+  out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} "${FUNNEL_RUN}" --cleanup --bogus 2>&1) || rc=$?
+  expect_eq "handed to funnel-epilog" "funnel-epilog: error: unknown argument '--bogus' (see --help)" "${out}"
+  rc=0
+  out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} "${FUNNEL_RUN}" --job "attack$$" --cleanup 2>&1) ||
+    rc=$?
+  expect_eq "--cleanup not first: refused" 2 "${rc}"
+  expect_contains "pointing to funnel-epilog" "the cleanup is funnel-epilog's" "${out}"
+  expect "the user's directory is still there" test -e "${t}/funnel-run-${attacker}-kept/job"
+  # The handed-over form does the epilog's work.
+  rc=0
+  out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} FUNNEL_MPS_QUIT_WAIT=1 timeout 100 \
+    "${FUNNEL_RUN}" --cleanup --job "attack$$" 2>&1) || rc=$?
+  expect_eq "funnel-run --cleanup --job as root" 0 "${rc}"
+  expect_contains "as the job's user" "funnel-epilog: (as uid ${attacker}) cleanup: removed the directory of job attack$$.0" "${out}"
+  expect "the user's directory goes" test ! -e "${t}/funnel-run-${attacker}-kept"
+  expect "teardown" torn_down
+}
+
 # Row 7: numbers from the environment go into arithmetic only once they are numbers.
 case_shared_env() {
   local pwned=${work}/pwned rc out
@@ -1509,7 +1590,7 @@ case_shared_env() {
     rc=0
     out=$(SLURM_JOB_UID="${inject}" "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
     expect_eq "SLURM_JOB_UID of the cleanup" 2 "${rc}"
-    expect_contains "the line names it" "SLURM_JOB_UID 'PPID[" "${out}"
+    expect_contains "the line names it" "SLURM_JOB_UID 'PPID?" "${out}"
     rc=0
     out=$(SLURM_JOB_UID=${attacker} SLURM_JOB_GID="${inject}" "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
     expect_eq "SLURM_JOB_GID of the cleanup" 2 "${rc}"
@@ -1518,7 +1599,7 @@ case_shared_env() {
       rc=0
       out=$(env -u SLURM_JOB_GID SLURM_JOB_UID=${attacker} "${FUNNEL_RUN}" --cleanup 2>&1) || rc=$?
       expect_eq "a uid without an account and no SLURM_JOB_GID" 1 "${rc}"
-      expect_eq "in one line saying so" "funnel-run: error: cannot find the group of uid ${attacker} (set SLURM_JOB_GID)" "${out}"
+      expect_eq "in one line saying so" "funnel-epilog: error: cannot find the group of uid ${attacker} (set SLURM_JOB_GID)" "${out}"
     fi
   fi
 }

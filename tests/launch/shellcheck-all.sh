@@ -21,7 +21,8 @@ done < <(find launch tests/launch scripts -type f ! -name '*.txt' ! -name '*.cu'
   ! -name '*.py' ! -name '*.md' -print0 2>/dev/null)
 ((${#scripts[@]} > 0)) || { echo "no script found under ${root}" >&2; exit 1; }
 status=0
-shellcheck --severity=style "${scripts[@]}" || status=$?
+# -x: funnel-run's parts source state.sh (see its "shellcheck source=" lines).
+shellcheck -x --severity=style "${scripts[@]}" || status=$?
 echo "${#scripts[@]} scripts checked"
 if ((status == 0)); then echo "1 passed, 0 failed"; else echo "0 passed, 1 failed"; fi
 exit "${status}"

@@ -1,0 +1,165 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# The job's directory on this node: its name (private to the user), its set-up under the job
+# lock, and the ranks' registrations that tell the reaper when the job is over
+# (docs/funnel-run.md, "One job directory per job and node").
+# shellcheck source=SCRIPTDIR/state.sh
+source "${BASH_SOURCE[0]%/*}/state.sh"
+
+sanitize() {
+  local s=${1//[^A-Za-z0-9_-]/_}
+  echo "${s:0:24}"
+}
+
+# Prints the job key, <job>.<step>.
+job_key_of_launch() {
+  local job step
+  job=${opt_job:-${SLURM_JOB_ID:-${PBS_JOBID:-${LSB_JOBID:-none}}}}
+  # The launch's own id where the launcher has one; the parent (the node's launcher daemon, which
+  # all local ranks of one launch share) otherwise.
+  step=${OMPI_MCA_ess_base_jobid:-${OMPI_MCA_orte_ess_jobid:-${PMIX_NAMESPACE:-${PALS_APID:-p${PPID}}}}}
+  step=${opt_step:-${SLURM_STEP_ID:-${step}}}
+  echo "$(sanitize "${job}").$(sanitize "${step}")"
+}
+
+# 16 hex digits only this user can derive for job key $1: sha256 of a secret in
+# $HOME/.funnel/secret (made, mode 0600, on first use) and the key. Fails when $HOME cannot
+# hold the secret.
+private_tag() {
+  local dir file secret tmp
+  [[ ${HOME:-} == /* && -d ${HOME} ]] || return 1
+  dir=${HOME%/}/.funnel
+  file=${dir}/secret
+  mkdir -m 700 -- "${dir}" 2>/dev/null || true
+  [[ ! -L ${dir} && -d ${dir} && -O ${dir} ]] || return 1
+  if [[ ! -e ${file} && ! -L ${file} ]]; then
+    # Ranks starting together race here: each writes its own file, one link wins.
+    tmp=${file}.${BASHPID}.${RANDOM}
+    secret=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')
+    if (umask 077 && create_new "${tmp}" "${secret}"); then
+      ln -- "${tmp}" "${file}" 2>/dev/null || true
+    fi
+    rm -f -- "${tmp}"
+  fi
+  [[ ! -L ${file} && -f ${file} && -O ${file} ]] || return 1
+  [[ $(stat -c %a -- "${file}") == 600 ]] || return 1
+  secret=""
+  { read_head secret <"${file}"; } 2>/dev/null || true
+  [[ ${secret} =~ ^[0-9a-f]{64}$ ]] || return 1
+  printf '%s:%s\n' "${secret}" "$1" | sha256sum | cut -c1-16
+}
+
+# Prints "PRIVATE DIR": the job directory <tmpdir>/funnel-run-<uid>-<tag> (see --help, "Job
+# directories") and whether its name is private (1) or the predictable job key (0). A private
+# name is unknown to others until a job makes it; a job key that comes again (a fixed --step,
+# several funnel-runs from one shell) gives the same name, which another user may have seen and
+# taken since. Then the key's next names are tried, tag(key#1), tag(key#2), ...: every rank of
+# the node passes over the same taken names, so all of them land in the same directory.
+choose_job_dir() {
+  local tag n key=${job_key} dir first=""
+  if ! tag=$(private_tag "${key}"); then
+    note "\$HOME/.funnel cannot hold funnel-run's secret: the job directory has a predictable name"
+    echo "0 ${opt_tmpdir%/}/funnel-run-${uid}-${job_key}"
+    return 0
+  fi
+  for ((n = 1; ; n++)); do
+    dir="${opt_tmpdir%/}/funnel-run-${uid}-${tag}"
+    if [[ ! -L ${dir} && (! -e ${dir} || -O ${dir}) ]]; then break; fi
+    first=${first:-${dir}}
+    ((n < JOB_DIR_NAMES)) || die "the ${JOB_DIR_NAMES} job directory names of job key ${job_key}" \
+      "in ${opt_tmpdir} are all taken by other users: choose a private --tmpdir"
+    key="${job_key}#${n}"
+    tag=$(private_tag "${key}") || die "cannot derive a job directory name from \$HOME/.funnel"
+  done
+  if [[ -n ${first} ]]; then
+    warn_once "'${first}' was taken by another user: using the job key's next free name"
+  fi
+  echo "1 ${dir}"
+}
+
+# Prints the GPU's part of the name: its index and the UUID's first 8 hex digits, unique on a
+# node and short, since the MPS pipe inside must fit a Unix socket path (site TMPDIRs can be long).
+gpu_tag() {
+  local hex=${all_uuid[my_gpu]#GPU-}
+  echo "g${all_index[my_gpu]}-${hex:0:8}"
+}
+
+# Counts the registered ranks of job directory $1 whose wrapper or app is still alive and drops
+# the registrations of ranks that are gone.
+live_ranks() {
+  local dir=$1 reg live=0
+  for reg in "${dir}"/ranks/*.wrapper; do
+    [[ -L ${reg} || -e ${reg} ]] || continue
+    if recorded_alive "${reg}" || recorded_alive "${reg%.wrapper}.app"; then
+      live=$((live + 1))
+    else
+      rm -f -- "${reg}" "${reg%.wrapper}.app"
+    fi
+  done
+  echo "${live}"
+}
+
+deregister_rank() {
+  if [[ -n ${registered} ]]; then
+    rm -f -- "${registered}" "${registered%.wrapper}.app"
+    registered=""
+  fi
+}
+
+# Under the job lock: stops what an earlier job with the same key left (no live rank, no
+# reaper), starts the job's reaper unless one runs, and registers this rank (sets registered).
+# From here on a signal or a failure leaves the teardown to the reaper.
+setup_job() {
+  local owner start
+  if ((!job_dir_private)) && owner=$(stat -c %u -- "${job_dir}" 2>/dev/null) &&
+    [[ ${owner} != "${uid}" ]]; then
+    die "'${job_dir}' belongs to uid ${owner}: another user took this predictable name. Give" \
+      "funnel-run a \$HOME where it can keep its secret (\$HOME/.funnel; then the name is" \
+      "private) or a private --tmpdir"
+  fi
+  take_lock job_lock_fd "${job_dir}" $((opt_mps_wait + 5)) create ||
+    die "could not lock ${job_dir}/lock within $((opt_mps_wait + 5)) s"
+  # First the job file: a --cleanup --job finds the directory by it.
+  [[ -f ${job_dir}/job ]] || write_file "${job_dir}/job" "${job_key}"
+  # Every rank of a dense job passes here one after the other: what follows avoids forks.
+  local reaper_alive=0 inst live
+  if recorded_alive "${job_dir}/reaper"; then reaper_alive=1; fi
+  live=$(live_ranks "${job_dir}")
+  # The first rank of the job (again): an earlier run's failure is not this one's, nor are the
+  # lines its daemons logged (a daemon may live on from an earlier job step).
+  if ((live == 0)); then
+    rm -f -- "${job_dir}/failure-reported" "${job_dir}/failure-written"
+    record_log_sizes
+  fi
+  if ((live == 0 && reaper_alive == 0)); then
+    for inst in "${job_dir}"/g*-*; do
+      if [[ -d ${inst} ]]; then
+        warn "stopping a stale MPS daemon left in ${job_dir} by an earlier job with the same id"
+        stop_job "${job_dir}" keep
+        break
+      fi
+    done
+  fi
+  if [[ ! -d ${job_dir}/ranks || ! -d ${job_dir}/run || ! -d ${job_dir}/no-mps ]]; then
+    mkdir -m 700 -- "${job_dir}/ranks" "${job_dir}/run" "${job_dir}/no-mps" 2>/dev/null || true
+  fi
+  if ((reaper_alive == 0)); then start_reaper; fi
+  registered="${job_dir}/ranks/$$.wrapper"
+  start_time_of $$ start
+  # A new name (pids are unique among live processes); a dead rank's old record is replaced.
+  create_new "${registered}" "$$ ${start}" || record_process "${registered}" $$
+  release_locks
+}
+
+# ${job_dir}/log-start: "<GPU directory> <bytes>" for each MPS server log of the job's directory
+# as this job starts; mps_fault_line reads its GPU's server log from there on.
+record_log_sizes() {
+  local inst size lines=""
+  for inst in "${job_dir}"/g*-*; do
+    if [[ -f ${inst}/log/server.log ]] && size=$(stat -c %s -- "${inst}/log/server.log"); then
+      lines+="${inst##*/} ${size}"$'\n'
+    fi
+  done
+  write_file "${job_dir}/log-start" "${lines}"
+}

@@ -1,0 +1,117 @@
+# SPDX-FileCopyrightText: 2026 The funnel authors
+# SPDX-License-Identifier: Apache-2.0
+# shellcheck shell=bash
+# --report: did sharing pay? Each rank's app is recorded by the CUPTI injection library
+# (CUDA_INJECTION64_PATH, no rebuild of the app) into the job's private directory; the node's
+# last rank merges the records with funnel-report into one block on stderr, report.json and
+# report.png in the report directory (docs/report.md). The reaper does it instead when no rank
+# could (the last one was killed): its block goes to report.txt there.
+# shellcheck source=SCRIPTDIR/state.sh
+source "${BASH_SOURCE[0]%/*}/state.sh"
+
+# Where the report's programs are, from funnel-run's own place: the build fills in the paths
+# relative to bin/ (an install and the build tree alike); from the source tree, none.
+report_inject_from_bin="@FUNNEL_REPORT_INJECT_FROM_BIN@"
+report_tool_from_bin="@FUNNEL_REPORT_TOOL_FROM_BIN@"
+
+# report_programs: sets report_inject and report_tool, or says in one line why --report cannot
+# run (returns 1): the app then runs unrecorded.
+report_programs() {
+  local bin=${SELF%/*}
+  if [[ ${report_inject_from_bin} == @* || ${report_tool_from_bin} == @* ]]; then
+    warn_once "--report: this funnel-run is not from a build or an install of funnel (no" \
+      "funnel-report beside it): no report"
+    return 1
+  fi
+  report_inject=${bin}/${report_inject_from_bin}
+  report_tool=${bin}/${report_tool_from_bin}
+  if [[ ! -x ${report_tool} ]]; then
+    warn_once "--report: '${report_tool}' is missing: no report"
+    return 1
+  fi
+  if [[ ! -r ${report_inject} ]]; then
+    warn_once "--report: '${report_inject}' is missing (funnel was built without CUDA or" \
+      "CUPTI): no report"
+    return 1
+  fi
+}
+
+# The report directory of this node: the one given, or per host when the job spans nodes.
+report_node_dir() {
+  local world=${OMPI_COMM_WORLD_SIZE:-${SLURM_NTASKS:-${PMI_SIZE:-${local_size}}}}
+  if [[ ${world} =~ ^[0-9]+$ ]] && ((world > local_size)); then
+    printf '%s/%s\n' "${report_dir}" "$(hostname -s)"
+  else
+    printf '%s\n' "${report_dir}"
+  fi
+}
+
+# Before the app starts: the rank's record goes to the job directory (made private by
+# setup_job), under the wrapper's pid so that no two ranks' names can meet.
+report_environment() {
+  [[ -n ${opt_report} ]] || return 0
+  report_dir=${opt_report}
+  if [[ ${opt_report} == on ]]; then report_dir=${PWD}/funnel-report-${job_key}; fi
+  if ! report_programs; then
+    report_dir=""
+    return 0
+  fi
+  if [[ -n ${CUDA_INJECTION64_PATH:-} && ${CUDA_INJECTION64_PATH} != "${report_inject}" ]]; then
+    warn_once "--report: CUDA_INJECTION64_PATH is already set (${CUDA_INJECTION64_PATH}," \
+      "a profiler?): it is left alone and this job is not recorded"
+    report_dir=""
+    return 0
+  fi
+  mkdir -m 700 -- "${job_dir}/report" 2>/dev/null || true
+  is_private_dir "${job_dir}/report" || {
+    warn_once "--report: '${job_dir}/report' is not a private directory of this user: no report"
+    report_dir=""
+    return 0
+  }
+  export CUDA_INJECTION64_PATH=${report_inject}
+  export FUNNEL_REPORT_RECORD=${job_dir}/report/rank-$$.record
+  # What the merge needs, also in the reaper: the node's report directory, the job's start (the
+  # first rank's), the ranks of the node and two options for report.json.
+  create_new "${job_dir}/report-dir" "$(report_node_dir)"$'\n'"${started_us}"$'\n'"${local_size}"$'\n'"${opt_policy}"$'\n'"${opt_mps}"$'\n' ||
+    true
+}
+
+# report_merge JOB_DIR: funnel-report over the job's records, as report-dir says; then the
+# records go, so that a later step of the same job starts afresh. Its status is never the job's.
+report_merge() {
+  local dir=$1 out start ranks policy mps
+  { read -r out && read -r start && read -r ranks && read -r policy && read -r mps; } \
+    <"${dir}/report-dir" || return 0
+  local rc=0
+  "${report_tool}" "${dir}/report" --out "${out}" --expect-ranks "${ranks}" \
+    --job-start "${start:0:-6}.${start: -6}" --job-end "${EPOCHREALTIME}" \
+    --option "policy=${policy}" --option "mps=${mps}" || rc=$?
+  rm -rf -- "${dir}/report" "${dir}/report-dir"
+  if ((rc == 0)); then printf '%s: sharing report: %s/report.json\n' "${PROG}" "${out}" >&2; fi
+  return 0
+}
+
+# After the app ended, before this rank deregisters: the last rank of the node reports. Under the
+# job lock, so that of ranks ending together exactly one sees itself alone; it stays registered
+# while it reports, which keeps the reaper from removing the records.
+report_if_last() {
+  [[ -n ${report_dir} && -n ${job_dir} && -n ${registered} ]] || return 0
+  local fd="" last=0
+  take_lock fd "${job_dir}" 10 2>/dev/null || return 0
+  if (($(live_ranks "${job_dir}") == 1)) && create_new "${job_dir}/report-taken"; then last=1; fi
+  release_lock "${fd}"
+  ((last)) || return 0
+  report_merge "${job_dir}"
+  rm -f -- "${job_dir}/report-taken"
+}
+
+# The reaper's share (no live rank, the job directory about to go): a report nobody wrote, its
+# block into report.txt of the report directory.
+report_in_reaper() {
+  local dir=$1 out
+  [[ -f ${dir}/report-dir && ! -e ${dir}/report-taken ]] || return 0
+  read -r out <"${dir}/report-dir" || return 0
+  report_programs 2>/dev/null || return 0
+  mkdir -p -- "${out}" 2>/dev/null || return 0
+  report_merge "${dir}" 2>"${out}/report.txt"
+}
