@@ -91,14 +91,15 @@ leave_startup() {
 
 # A signal while the job is being set up: nothing has run yet, so stop here. The reaper sees this
 # rank's registration gone and stops a daemon this rank may have started (leave_startup starts
-# one if none runs).
+# one if none runs). The line goes to the standard error the rank started with (msg_fd): bash runs
+# a trap where the signal finds it, which may be inside a '{ ...; } 2>/dev/null'.
 # shellcheck disable=SC2317 # called by trap
 abort_startup() {
   local sig=$1 code=$2
   trap '' HUP INT TERM
   deregister_rank
   release_locks
-  warn "${sig} during start-up: the app was not started"
+  warn "${sig} during start-up: the app was not started" 2>&"${msg_fd}"
   exit "${code}"
 }
 
@@ -177,6 +178,9 @@ run_app() {
     # shellcheck disable=SC2064 # the signal name is meant to be fixed now
     trap "forward_signal ${sig}" "${sig}"
   done
+  # The start-up is over: the app does not get the copy of the rank's standard error.
+  if ((msg_fd > 2)); then exec {msg_fd}>&-; fi
+  msg_fd=2
   local app_record="" log_seen=0
   [[ -z ${registered} ]] || app_record=${registered%.wrapper}.app
   if [[ -n ${inst_dir} ]]; then

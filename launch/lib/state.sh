@@ -42,6 +42,7 @@ started_us=${EPOCHREALTIME/./} # when this rank started, microseconds
 speaker=1        # 1 on the rank that reports what every rank of its node sees alike (local rank 0)
 under_launcher=0 # 1 when srun/mpirun/... started this rank (peek_launcher)
 peeked_size=0    # the node's rank count as the launcher's variables say it, before they are checked
+msg_fd=2         # where start-up messages go: the stderr the rank started with (main saves it)
 settle_pid=""    # the sleep of settle_sleep, killed when a signal ends the wait
 
 # ---- options (options.sh: read_environment, then parse_args, then validate_options) -------------
