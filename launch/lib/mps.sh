@@ -142,19 +142,26 @@ stop_instance() {
 
 # stop_job DIR all|keep [COUNT_VAR]: stops every GPU daemon of job directory DIR (the caller
 # holds its lock); with all the job directory goes too, and the status says whether all of it
-# went. COUNT_VAR, when given, gets the number of GPU directories stopped. The job directory is
-# first renamed over a fresh empty directory (mkdtemp), so that a rank arriving now makes a new
-# one instead of joining one that is being removed.
+# went. COUNT_VAR, when given, gets the number of GPU directories stopped. The GPUs' daemons are
+# stopped at once, each by a subshell holding that GPU's lock: one after the other, a node of N
+# GPUs waited up to N times for a daemon to quit (docs/funnel-run.md, "Teardown"). The job
+# directory is then renamed over a fresh empty directory (mkdtemp), so that a rank arriving now
+# makes a new one instead of joining one that is being removed.
 stop_job() {
-  local dir=$1 what=$2 inst lock_fd gone stopped=0
+  local dir=$1 what=$2 inst gone pid stopped=0
+  local -a stoppers=()
   for inst in "${dir}"/g*-*; do
     [[ ! -L ${inst} && -d ${inst} ]] || continue
-    lock_fd=""
-    take_lock lock_fd "${inst}" $((quit_wait + 15)) || lock_fd=""
-    stop_instance "${inst}"
-    release_lock "${lock_fd}"
+    (
+      # shellcheck disable=SC2034 # take_lock sets it; the lock ends with the subshell
+      local gpu_lock
+      take_lock gpu_lock "${inst}" $((quit_wait + 15)) || true
+      stop_instance "${inst}"
+    ) &
+    stoppers+=("$!")
     stopped=$((stopped + 1))
   done
+  for pid in "${stoppers[@]}"; do wait "${pid}" || true; done
   if [[ -n ${3:-} ]]; then printf -v "$3" '%s' "${stopped}"; fi
   [[ ${what} == all ]] || return 0
   # A directory left half removed (a reaper killed meanwhile) has its .gone name already.

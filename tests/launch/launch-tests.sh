@@ -990,6 +990,26 @@ case_kill_all() {
 
 # A rank whose app fails by itself (a signal nobody sent through funnel-run, or a status of its
 # own) is named in one line.
+# kill -9 of every rank of a job on 4 GPUs whose daemons take 4 s each to quit (as real ones do
+# while their servers end the dead clients' contexts): the reaper stops the 4 at once, so all are
+# gone well before 4 x 4 s (before, one GPU after the other: 16 s and more).
+case_kill_gpus() {
+  export FAKE_GPU_COUNT=4 FAKE_MPS_QUIT_DELAY=4
+  FAKE_APP_SLEEP=60 mpi_bg 8 -- "${FAKE_APP}"
+  expect "8 apps started" wait_apps 8
+  expect_eq "one daemon per GPU" 4 "$(live_daemons)"
+  local f start
+  local -a pids=()
+  for f in $(app_files); do pids+=("$(app_value "${f}" pid)"); done
+  mapfile -t -O "${#pids[@]}" pids < <(pgrep -P "${launcher}")
+  start=${SECONDS}
+  kill -KILL "${pids[@]}"
+  wait "${launcher}" 2>/dev/null || true
+  expect "every daemon and the directory gone within 12 s" torn_down 12
+  expect_eq "each daemon was asked to quit" 4 "$(grep -c 'daemon-exit .*reason=quit' "${FAKE_NVIDIA_LOG}")"
+  echo "teardown took $((SECONDS - start)) s"
+}
+
 case_fault_report() {
   local rc=0 err
   err=$("${FUNNEL_RUN}" -- bash -c 'kill -SEGV $$' 2>&1) || rc=$?
