@@ -12,11 +12,14 @@
 #             chooses): every rank recorded, none ended early
 #   overhead  heat3d 512^3 float on 8 ranks of GPU 0 with and without the injection library,
 #             twice each, alternating: the ratio of the app's timed steps, goal <= 1.02
+#   launcher  funnel-run --report=DIR itself, 8 ranks of funnel-stencil: one block on stderr,
+#             report.json with 8 ranks
 #   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; its
 #   mean over the report's window must be within 5 points of the report's kernel busy % (a
 #   job of fewer than 20 samples is shown only: nvidia-smi averages over up to a second).
-# Until funnel-run has --report, a per-rank wrapper after funnel-run sets what --report will:
-# CUDA_INJECTION64_PATH and FUNNEL_REPORT_RECORD, for the app only (not the MPS daemons).
+# The other stages set what --report does through a per-rank wrapper after funnel-run
+# (CUDA_INJECTION64_PATH and FUNNEL_REPORT_RECORD for the app only), so that they can also merge
+# with a forced --mps and compare runs without the library.
 # Usage: scripts/gpu/report-check.sh --build-dir DIR [--out DIR] [--stages LIST]
 #                                     [--funnel-run PATH] [--help]
 #   DIR holds bin/{funnel-bench,funnel-stencil,funnel-run,funnel-report} and
@@ -26,13 +29,13 @@
 #   there: docs/report.md).
 set -euo pipefail
 
-usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,29p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "report-check.sh: $*" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=""
 out=${OUT:-${root}/gpu-out/report-check}
-stages=share,stencil,overhead
+stages=share,stencil,overhead,launcher
 launcher=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -234,9 +237,27 @@ EOF
     "$(python3 -c "print(f'{${with} / ${without}:.4f} ({${with}:.3f} s / {${without}:.3f} s)')" 2>/dev/null || echo "n/a")"
 }
 
+# funnel-run --report itself (no wrapper): 8 ranks of funnel-stencil on GPU 0 under MPS, the
+# block once on the job's stderr, report.json with 8 ranks, nothing left of the job.
+stage_launcher() {
+  local rc=0 dir=${out}/launcher
+  (cd "${work}" && timeout 300 mpirun -np 8 "${launcher}" --gpus 0 --report="${dir}" -- \
+    "${bin}/funnel-stencil" --problem heat3d --n "512,512,512" --dtype float --steps 3000 \
+    --quiet) >"${out}/launcher.log" 2>&1 || rc=$?
+  local blocks ranks
+  blocks=$(grep -c 'funnel-report: node ' "${out}/launcher.log" || true)
+  ranks=$(python3 -c 'import json, sys
+print(sum(len(g["ranks"]) for g in json.load(open(sys.argv[1]))["gpus"]))' "${dir}/report.json" \
+    2>/dev/null || echo none)
+  record launcher "funnel-run --report, 8 ranks: one block" \
+    "$([[ ${rc} == 0 && ${blocks} == 1 && ${ranks} == 8 ]] && echo ok || echo FAIL)" \
+    "status ${rc}, ${blocks} block(s), ${ranks} ranks in report.json; $(grep -m1 'verdict' \
+      "${out}/launcher.log" | sed 's/.*verdict: //')"
+}
+
 IFS=, read -ra wanted <<<"${stages}"
 for stage in "${wanted[@]}"; do
-  declare -F "stage_${stage}" >/dev/null || die "unknown stage '${stage}' (share, stencil, overhead)"
+  declare -F "stage_${stage}" >/dev/null || die "unknown stage '${stage}' (share, stencil, overhead, launcher)"
 done
 {
   echo "report-check.sh $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
