@@ -9,7 +9,11 @@
 //   damaged      time_sliced, then rank 1's record cut short, a byte of rank 2's damaged, rank 3
 //                killed (no end marker), a file that is no record; local rank 4 never wrote one
 //   empty        no record at all
+// report_make_records rank PATH: this process's own record at PATH, as funnel's apps would write
+// it (real clocks, the launcher's identity): GPU 0 busy for the 0.2 s before the call (the fake
+// app of report_launch_test.sh).
 // Every process's own clock is set apart from the node's by a different offset.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -89,11 +93,25 @@ std::vector<process> time_sliced() {
   return ps;
 }
 
+// One record of this process, ending now, with its last 0.2 s busy.
+int write_own(const std::string& path) {
+  fr::rank_identity who = fr::rank_identity::of_this_process("report_make_records", std::getenv);
+  who.start_clock = fr::clock_sample::take(nullptr);
+  fr::record_writer w(path, who);
+  w.add_device({0, who.launcher_gpu_uuid, "Synthetic GPU"});
+  const std::int64_t now = fr::clock_sample::monotonic_now();
+  w.append(0, fr::activity_kind::kernel, {{now - s / 5, now}}, fr::clock_sample::take(nullptr));
+  w.finish(fr::clock_sample::take(nullptr), 0);
+  w.flush();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::string(argv[1]) == "rank") return write_own(argv[2]);
   if (argc != 3) {
-    std::cerr << "usage: report_make_records mps_on|time_sliced|damaged|empty DIR\n";
+    std::cerr << "usage: report_make_records mps_on|time_sliced|damaged|empty DIR, or rank PATH\n";
     return 2;
   }
   const std::string scenario = argv[1];
