@@ -35,7 +35,7 @@ has_own_link() {
 }
 
 cleanup_jobs() {
-  if ((uid == 0)) && [[ -n ${SLURM_JOB_UID+set} ]]; then
+  if ((uid == 0)) && [[ -n ${SLURM_JOB_UID+set} && ! ${SLURM_JOB_UID} =~ ^0+$ ]]; then
     usage_error "as root in an epilog the cleanup is funnel-epilog's (docs/security.md): run" \
       "funnel-epilog, or '${PROG} --cleanup ...' with --cleanup first, which is handed to it"
   fi
