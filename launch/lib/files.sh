@@ -113,6 +113,8 @@ ensure_private_dir() {
     fi
     if is_private_dir "${dir}"; then return 0; fi
     info=$(stat -c '%u %a' -- "${dir}" 2>/dev/null) || continue
+    # Renamed away by a reaper and made again by another rank between the two looks: once more.
+    if [[ ${info% *} == "${uid}" ]] && (((8#${info#* } & 8#5777) == 8#700)); then continue; fi
     die "refusing to use '${dir}': owned by uid ${info% *} with mode ${info#* }, but it must" \
       "be owned by uid ${uid} with mode 700 (remove it or choose another --tmpdir)"
   done
