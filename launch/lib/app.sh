@@ -144,9 +144,9 @@ report_app_end() {
   fi
   local gpu=""
   if ((my_gpu >= 0)); then gpu=" on GPU ${all_index[my_gpu]} (${all_uuid[my_gpu]})"; fi
-  # The server may write its line after this rank saw its error (docs/funnel-run.md, "A rank
-  # that faults"): under MPS, wait for it up to 1 s. (The ranks that wait for this rank's line
-  # wait up to 2 s.)
+  # The server may write its line after this rank saw its error: under MPS, wait for it up to
+  # 1 s (docs/funnel-run.md, "A rank that faults"). The ranks that wait for this rank's line
+  # wait up to 2 s.
   if [[ ${mps_use} == on && -n ${mps_log} ]]; then wait_while_for 1 no_mps_fault_line "${seen}"; fi
   fault=$(mps_fault_line "${seen}")
   if [[ -n ${fault} ]]; then

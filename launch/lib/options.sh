@@ -126,10 +126,10 @@ more ranks on a GPU than MPS allows); 1 when MPS could not be set up safely; 126
 not executable / not found. Errors every rank of a node sees alike are printed by local rank 0
 only. A start-up that fails under a launcher exits once every rank of the node has started and
 no sooner than 2 s after the rank did (mpirun can hang when ranks exit while it still starts
-others; see docs/funnel-run.md). The first rank of a node whose app fails (non-zero, or a signal funnel-run did not
-forward) is named in one line with its status; under MPS, when the server logs that a client
-caused a fatal GPU fault (it then ends the work of every client of the GPU), the line names that
-client's rank and quotes the server.
+others; see docs/funnel-run.md). The first rank of a node whose app fails (non-zero, or a signal
+funnel-run did not forward) is named in one line with its status; under MPS, when the server
+logs that a client caused a fatal GPU fault (it then ends the work of every client of the GPU),
+the line names that client's rank and quotes the server.
 SIGTERM, SIGINT, SIGHUP, SIGUSR1 and SIGUSR2 are forwarded to the app.
 EOF
 }
