@@ -4,7 +4,8 @@
 # funnel-run --report end to end, under real mpirun with the fake nvidia tools of the launch
 # tests (no GPU): each rank's app writes its record where funnel-run said (FUNNEL_REPORT_RECORD,
 # with the record writer funnel's apps use), and the node's last rank merges them.
-# Usage: report_launch_test.sh CASE   (env: FUNNEL_RUN, MAKE_RECORDS, MPIEXEC)
+# Usage: report_launch_test.sh CASE   (env: FUNNEL_RUN, MAKE_RECORDS, MPIEXEC, INJECT_LIBRARY:
+#        the library funnel-run must give the apps, unset when none was built)
 #   dir          3 ranks, --report=DIR: one block and one path line, report.json with 3 ranks
 #                (read back by python3's json module), CUDA_INJECTION64_PATH given to the app,
 #                the job directory gone afterwards
@@ -20,10 +21,9 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 case_name=${1:?usage: report_launch_test.sh CASE}
 : "${FUNNEL_RUN:?FUNNEL_RUN must name funnel-run}" "${MAKE_RECORDS:?MAKE_RECORDS must be set}"
 MPIEXEC=${MPIEXEC:-mpirun}
-bin=$(dirname "${FUNNEL_RUN}")
-inject=$(find "${bin}/.." -maxdepth 3 -name libfunnel-report-inject.so -print -quit)
+inject=${INJECT_LIBRARY:-}
 if [[ -z ${inject} ]]; then
-  echo "skipped: no libfunnel-report-inject.so beside ${FUNNEL_RUN} (built without CUDA/CUPTI)"
+  echo "skipped: funnel was built without the injection library (no CUDA or CUPTI)"
   exit 77
 fi
 
@@ -89,8 +89,8 @@ case ${case_name} in
     [[ $(ranks_in_json "${work}/rep/report.json") == 3 ]] ||
       fail "report.json: $(ranks_in_json "${work}/rep/report.json")"
     grep -q "3 records" "${work}/err" || fail "the block does not count 3 records"
-    [[ $(cat "${work}/seen.1") == "${inject}" || $(readlink -f "$(cat "${work}/seen.1")") == \
-      $(readlink -f "${inject}") ]] || fail "the app got CUDA_INJECTION64_PATH=$(cat "${work}/seen.1")"
+    [[ $(readlink -f "$(cat "${work}/seen.1")") == "$(readlink -f "${inject}")" ]] ||
+      fail "the app got CUDA_INJECTION64_PATH=$(cat "${work}/seen.1"), not ${inject}"
     torn_down
     ;;
   default)
