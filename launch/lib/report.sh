@@ -86,19 +86,25 @@ report_merge() {
   "${report_tool}" "${dir}/report" --out "${out}" --expect-ranks "${ranks}" \
     --job-start "${start:0:-6}.${start: -6}" --job-end "${EPOCHREALTIME}" \
     --option "policy=${policy}" --option "mps=${mps}" || rc=$?
-  rm -rf -- "${dir}/report" "${dir}/report-dir"
+  rm -rf -- "${dir}/report" "${dir}/report-dir" "${dir}/report-ended"
   if ((rc == 0)); then printf '%s: sharing report: %s/report.json\n' "${PROG}" "${out}" >&2; fi
   return 0
 }
 
 # After the app ended, before this rank deregisters: the last rank of the node reports. Under the
-# job lock, so that of ranks ending together exactly one sees itself alone; it stays registered
+# job lock, so that of ranks ending together exactly one counts itself last; it stays registered
 # while it reports, which keeps the reaper from removing the records.
 report_if_last() {
   [[ -n ${report_dir} && -n ${job_dir} && -n ${registered} ]] || return 0
   local fd="" last=0
   take_lock fd "${job_dir}" 10 2>/dev/null || return 0
-  if (($(live_ranks "${job_dir}") == 1)) && create_new "${job_dir}/report-taken"; then last=1; fi
+  # Last: every rank of the node has ended its app (a rank that has not even registered yet is
+  # not seen by live_ranks, so that count is not enough). A rank that never gets here (killed)
+  # leaves the report to the reaper.
+  mkdir -m 700 -- "${job_dir}/report-ended" 2>/dev/null || true
+  create_new "${job_dir}/report-ended/$$" || true
+  local ended=("${job_dir}"/report-ended/*)
+  if ((${#ended[@]} >= local_size)) && create_new "${job_dir}/report-taken"; then last=1; fi
   release_lock "${fd}"
   ((last)) || return 0
   report_merge "${job_dir}"
