@@ -220,34 +220,13 @@ class resident_field {
     FUNNEL_EXPECTS(!discarded_, "resident_field: a step after discard_last_step()");
     FUNNEL_EXPECTS(!pairs_, "resident_field: a field of two-step launches steps by advance()");
     if (!overlap_) return exchange_then_update(update);
-    double collected = 0.0;
-    step_slot& slot = open_entry(collected, exchange_timed());
-    // The inner update reads the boundary layer the previous boundary update wrote.
-    if (steps_ > 0) wait_event(compute_, last_entry().done.view());
-    // After a graph or a step on the compute stream alone, the exchange reads what it wrote.
-    if (last_was_graph_ || last_on_compute_) wait_event(halo_stream_, last_entry().done.view());
-    last_was_graph_ = false;
-    last_on_compute_ = false;
-    slot.split = true;
-    // The exchange only reads the boundary layer (written on this stream): it starts at once,
-    // so the neighbours get their ghosts while the previous inner update may still run.
-    mark(slot, 0, halo_stream_);
-    halo_.begin(halo_stream_, current_.data());
-    mark(slot, 1, halo_stream_);
-    update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner);
-    event& inner_done = inner_done_[entries_ % 2];
-    inner_done.record(compute_);
-    mark(slot, 2, halo_stream_);
-    halo_.finish(halo_stream_);
-    mark(slot, 3, halo_stream_);
-    // The boundary update writes `next`, which the previous inner update read as `current`.
-    if (steps_ > 0) wait_event(halo_stream_, inner_done_[(entries_ - 1) % 2].view());
-    for (const box& slab : regions_.boundary) {
-      update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
-    }
-    close_entry(slot, halo_stream_, 1);
-    std::swap(current_, next_);
-    return collected;
+    return overlapped(
+        1, [&] { update(compute_, lane::compute, current_.data(), next_.data(), regions_.inner); },
+        [&] {
+          for (const box& slab : regions_.boundary) {
+            update(halo_stream_, lane::halo, current_.data(), next_.data(), slab);
+          }
+        });
   }
 
   /**
@@ -521,32 +500,50 @@ class resident_field {
   // stream then runs the pair on the rest (the regions of capture_overlapped). Without it a path
   // whose exchange waits on the host (staged MPI) leaves the GPU idle for the whole exchange.
   double overlapped_pair(const pair_fn& pair) {
+    return overlapped(
+        2,
+        [&] {
+          const step_pair& inner = pair_regions_.front();
+          if (!inner.second.empty()) {
+            pair(compute_, current_.data(), next_.data(), inner.first, inner.second);
+          }
+        },
+        [&] {
+          for (std::size_t r = 1; r < pair_regions_.size(); ++r) {
+            pair(halo_stream_, current_.data(), next_.data(), pair_regions_[r].first,
+                 pair_regions_[r].second);
+          }
+        });
+  }
+
+  // One ring entry of `steps` steps in the overlapped order, for step() and overlapped_pair():
+  // the halo stream exchanges while `inner` runs on the compute stream the cells that read no
+  // ghost; after the exchange `boundary` runs the rest on the halo stream.
+  template <class Inner, class Boundary>
+  double overlapped(std::size_t steps, const Inner& inner, const Boundary& boundary) {
     double collected = 0.0;
     step_slot& slot = open_entry(collected, exchange_timed());
-    // The inner pair reads the boundary layers the previous boundary pair wrote.
+    // The inner update reads the boundary layer the previous boundary update wrote.
     if (steps_ > 0) wait_event(compute_, last_entry().done.view());
+    // After a graph or a step on the compute stream alone, the exchange reads what it wrote.
     if (last_was_graph_ || last_on_compute_) wait_event(halo_stream_, last_entry().done.view());
     last_was_graph_ = false;
     last_on_compute_ = false;
     slot.split = true;
+    // The exchange only reads the boundary layer (written on this stream): it starts at once,
+    // so the neighbours get their ghosts while the previous inner update may still run.
     mark(slot, 0, halo_stream_);
     halo_.begin(halo_stream_, current_.data());
     mark(slot, 1, halo_stream_);
-    const step_pair& inner = pair_regions_.front();
-    if (!inner.second.empty()) {
-      pair(compute_, current_.data(), next_.data(), inner.first, inner.second);
-    }
+    inner();
     inner_done_[entries_ % 2].record(compute_);
     mark(slot, 2, halo_stream_);
     halo_.finish(halo_stream_);
     mark(slot, 3, halo_stream_);
-    // The previous inner pair read `next` as `current`: the boundary pair below writes it.
+    // The boundary update writes `next`, which the previous inner update read as `current`.
     if (steps_ > 0) wait_event(halo_stream_, inner_done_[(entries_ - 1) % 2].view());
-    for (std::size_t r = 1; r < pair_regions_.size(); ++r) {
-      pair(halo_stream_, current_.data(), next_.data(), pair_regions_[r].first,
-           pair_regions_[r].second);
-    }
-    close_entry(slot, halo_stream_, 2);
+    boundary();
+    close_entry(slot, halo_stream_, steps);
     std::swap(current_, next_);
     return collected;
   }
