@@ -106,60 +106,50 @@ stencil_run() {
     >"${out}/${tag}.log" 2>&1
 }
 
+# bitwise_case TAG RANKS REF FUNNEL_RUN_ARGS... -- APP_ARGS...: one split run whose dumped field
+# must equal REF byte for byte; counts it in ok / bad (stage_bitwise's).
+bitwise_case() {
+  local tag=$1 ranks=$2 ref=$3
+  shift 3
+  if stencil_run "${tag}" "${ranks}" "$@" --field-dump "${out}/${tag}.bin" &&
+    cmp -s "${ref}" "${out}/${tag}.bin"; then
+    ok=$((ok + 1))
+  else
+    bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
+  fi
+  rm -f "${out}/${tag}.bin"
+}
+
 stage_bitwise() {
   local heat=(--problem heat3d --n "64,48,40" --dtype double --steps 12)
   local jac=(--problem jacobi2d --n "258,130" --steps 30)
-  local ok=0 bad=0 g rpg halo tag
-  stencil_run bw-heat-ref 1 --gpus 0 -- "${heat[@]}" --field-dump "${out}/ref-heat.bin" || true
-  stencil_run bw-jac-ref 1 --gpus 0 -- "${jac[@]}" --field-dump "${out}/ref-jac.bin" || true
+  local ok=0 bad=0 g rpg halo list
+  local heat_ref=${out}/ref-heat.bin jac_ref=${out}/ref-jac.bin
+  stencil_run bw-heat-ref 1 --gpus 0 -- "${heat[@]}" --field-dump "${heat_ref}" || true
+  stencil_run bw-jac-ref 1 --gpus 0 -- "${jac[@]}" --field-dump "${jac_ref}" || true
   local counts=(2)
   ((gpus > 2)) && counts+=("${gpus}")
   for g in "${counts[@]}"; do
+    list=$(gpu_list "${g}")
     for rpg in 1 4 16; do
       for halo in auto ipc mpi; do
-        tag=bw-heat-${g}g-${rpg}-${halo}
-        if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${heat[@]}" \
-          --halo "${halo}" --field-dump "${out}/${tag}.bin" &&
-          cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
-          ok=$((ok + 1))
-        else
-          bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
-        fi
-        rm -f "${out}/${tag}.bin"
+        bitwise_case "bw-heat-${g}g-${rpg}-${halo}" $((g * rpg)) "${heat_ref}" --gpus "${list}" \
+          -- "${heat[@]}" --halo "${halo}"
       done
     done
     # Two steps per launch (auto takes it for fields larger than L2): overlapped pairs.
     for rpg in 1 4; do
       for halo in auto mpi; do
-        tag=bw-heat-${g}g-${rpg}-${halo}-pairs
-        if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${heat[@]}" \
-          --halo "${halo}" --steps-per-launch 2 --field-dump "${out}/${tag}.bin" &&
-          cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
-          ok=$((ok + 1))
-        else
-          bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
-        fi
-        rm -f "${out}/${tag}.bin"
+        bitwise_case "bw-heat-${g}g-${rpg}-${halo}-pairs" $((g * rpg)) "${heat_ref}" \
+          --gpus "${list}" -- "${heat[@]}" --halo "${halo}" --steps-per-launch 2
       done
     done
     for rpg in 1 4; do
-      tag=bw-jac-${g}g-${rpg}
-      if stencil_run "${tag}" $((g * rpg)) --gpus "$(gpu_list "${g}")" -- "${jac[@]}" \
-        --field-dump "${out}/${tag}.bin" && cmp -s "${out}/ref-jac.bin" "${out}/${tag}.bin"; then
-        ok=$((ok + 1))
-      else
-        bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
-      fi
-      rm -f "${out}/${tag}.bin"
+      bitwise_case "bw-jac-${g}g-${rpg}" $((g * rpg)) "${jac_ref}" --gpus "${list}" -- "${jac[@]}"
     done
     # Time-sliced ranks (no MPS): stream-signalled GPU-ordered links between the GPUs.
-    tag=bw-heat-${g}g-2-mpsoff
-    if stencil_run "${tag}" $((2 * g)) --gpus "$(gpu_list "${g}")" --mps off -- "${heat[@]}" \
-      --field-dump "${out}/${tag}.bin" && cmp -s "${out}/ref-heat.bin" "${out}/${tag}.bin"; then
-      ok=$((ok + 1))
-    else
-      bad=$((bad + 1)); echo "bitwise FAIL: ${tag}"; tail -3 "${out}/${tag}.log"
-    fi
+    bitwise_case "bw-heat-${g}g-2-mpsoff" $((2 * g)) "${heat_ref}" --gpus "${list}" --mps off \
+      -- "${heat[@]}"
   done
   record bitwise "N ranks on 2..${gpus} GPUs = 1 rank" "$( ((bad == 0)) && echo ok || echo FAIL)" \
     "${ok} equal, ${bad} not"
