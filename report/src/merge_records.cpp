@@ -79,6 +79,17 @@ gpu_summary::spread spread_of(const std::vector<gpu_summary::rank_share>& ranks)
   return s;
 }
 
+// Without MPS the GPU runs one context at a time: whenever it is busy exactly one rank's work
+// runs, however many ranks' spans overlap (docs/report.md, "ranks at once").
+void time_sliced(gpu_summary& g) {
+  const bool busy = g.busy_s > 0;
+  g.ranks_at_once = busy ? 1.0 : 0.0;
+  g.kernel_ranks_at_once = g.kernel_ranks_in_flight > 0 ? 1.0 : 0.0;
+  g.max_ranks_at_once = busy ? 1 : 0;
+  g.time_at_count_s = {g.wall_s - g.busy_s, g.busy_s};
+  g.timeline_ranks_at_once = g.timeline_busy;
+}
+
 }  // namespace
 
 std::vector<rank_record> read_records(const std::string& directory) {
@@ -300,13 +311,13 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       g.kernel_busy_fraction = kernel_s / g.wall_s;
       g.copy_busy_fraction = static_cast<double>(copy_busy.total_ns()) * ns_to_s / g.wall_s;
     }
-    g.ranks_at_once = g.busy_s > 0 ? sum_s / g.busy_s : 0.0;
-    g.kernel_ranks_at_once = kernel_s > 0 ? kernel_sum_s / kernel_s : 0.0;
+    g.ranks_in_flight = g.busy_s > 0 ? sum_s / g.busy_s : 0.0;
+    g.kernel_ranks_in_flight = kernel_s > 0 ? kernel_sum_s / kernel_s : 0.0;
     const concurrency_profile profile(std::move(all_sets), ws, we);
     const std::vector<std::int64_t> at_count = profile.time_at_count();
     for (std::size_t k = 0; k < at_count.size(); ++k) {
       g.time_at_count_s.push_back(static_cast<double>(at_count[k]) * ns_to_s);
-      if (at_count[k] > 0 && k > 0) g.max_ranks_at_once = static_cast<int>(k);
+      if (at_count[k] > 0 && k > 0) g.max_ranks_in_flight = static_cast<int>(k);
     }
     g.rank_spread = spread_of(g.ranks);
     std::vector<std::int64_t> edges;
@@ -315,6 +326,10 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
     }
     g.timeline_bin_s = report.wall_s / bins;
     profile.bin(edges, g.timeline_busy, g.timeline_ranks_at_once);
+    g.ranks_at_once = g.ranks_in_flight;
+    g.kernel_ranks_at_once = g.kernel_ranks_in_flight;
+    g.max_ranks_at_once = g.max_ranks_in_flight;
+    if (g.mps == "off") time_sliced(g);
     report.gpus.push_back(std::move(g));
   }
   // Names of the GPUs from any record's device chunk.

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 namespace funnel::report {
 namespace {
@@ -78,9 +79,15 @@ std::vector<std::string> report_lines(const node_report& report, const std::stri
   for (const gpu_summary& g : report.gpus) {
     lines.push_back(gpu_name(g) + ": " + plural(g.ranks.size(), "rank", "ranks") + ", MPS " +
                     g.mps + ", wall " + format_seconds(g.wall_s));
-    char at_once[160];
+    char at_once[200];
     std::snprintf(at_once, sizeof at_once, "; ranks at once %.1f (kernels %.1f), at most %d",
                   g.ranks_at_once, g.kernel_ranks_at_once, g.max_ranks_at_once);
+    if (g.mps == "off" && g.ranks.size() > 1) {
+      // Time-sliced: one rank runs at a time; the overlap of spans says how many waited.
+      const std::size_t used = std::strlen(at_once);
+      std::snprintf(at_once + used, sizeof at_once - used, "; in flight %.1f (kernels %.1f)",
+                    g.ranks_in_flight, g.kernel_ranks_in_flight);
+    }
     lines.push_back("  busy " + format_percent(g.busy_fraction) + " of the job (kernels " +
                     format_percent(g.kernel_busy_fraction) + ", copies " +
                     format_percent(g.copy_busy_fraction) + ")" + at_once);

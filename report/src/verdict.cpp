@@ -55,7 +55,7 @@ verdict decide_verdict(const gpu_summary& gpu) {
                 (idle ? std::string("; more ranks per GPU (with MPS) could use the idle time")
                       : std::string())};
   }
-  if (dominance >= dominant_share && gpu.ranks_at_once < concurrent_ranks) {
+  if (dominance >= dominant_share && gpu.ranks_in_flight < concurrent_ranks) {
     return {verdict_rule::one_rank_enough,
             "one rank alone would have kept it as busy: fewer ranks per GPU would lose nothing "
             "(the busiest rank covers " +
@@ -81,10 +81,13 @@ verdict decide_verdict(const gpu_summary& gpu) {
     return {verdict_rule::time_sliced_idle,
             "the GPU was busy " + busy + ": " + shared + ", try --mps on"};
   }
-  // No "at once" figure here: a time-sliced kernel longer than the time slice is switched
-  // out and back in, and CUPTI's span covers both, so spans of time-sliced ranks overlap
-  // without their kernels running together (measured on an H200: 5.8 "at once" for 8 ranks).
-  return {verdict_rule::time_sliced_busy, "the GPU was busy " + busy + " with " + shared +
+  // Time-sliced ranks whose spans overlap had work waiting for the GPU at the same time: that
+  // is what MPS would have run together.
+  const std::string waiting = gpu.mps == "off" && gpu.kernel_ranks_in_flight >= concurrent_ranks
+                                  ? " (" + one_decimal(gpu.kernel_ranks_in_flight) +
+                                        " ranks' kernels in flight at once, run one at a time)"
+                                  : std::string();
+  return {verdict_rule::time_sliced_busy, "the GPU was busy " + busy + " with " + shared + waiting +
                                               ": --mps on lets their kernels run at once"};
 }
 

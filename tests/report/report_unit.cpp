@@ -140,13 +140,20 @@ void expect_two_rank_figures(const fr::node_report& report) {
   EXPECT_NEAR(g.ranks[0].kernel_s, 3.0, 1e-9);
   EXPECT_NEAR(g.ranks[0].copy_s, 1.5, 1e-9);
   EXPECT_NEAR(g.ranks[1].gpu_s, 3.0, 1e-9);
-  EXPECT_NEAR(g.ranks_at_once, 7.0 / 5.0, 1e-9);
-  EXPECT_NEAR(g.kernel_ranks_at_once, 6.0 / 5.0, 1e-9);
-  EXPECT_EQ(g.max_ranks_at_once, 2);
-  ASSERT_EQ(g.time_at_count_s.size(), 3u);
-  EXPECT_NEAR(g.time_at_count_s[0], 5.0, 1e-9);
-  EXPECT_NEAR(g.time_at_count_s[1], 3.0, 1e-9);
-  EXPECT_NEAR(g.time_at_count_s[2], 2.0, 1e-9);  // [2,4)
+  EXPECT_NEAR(g.ranks_in_flight, 7.0 / 5.0, 1e-9);
+  EXPECT_NEAR(g.kernel_ranks_in_flight, 6.0 / 5.0, 1e-9);
+  EXPECT_EQ(g.max_ranks_in_flight, 2);
+  // With MPS on (or unknown) the overlapping spans ran together; time-sliced, one at a time.
+  const bool sliced = g.mps == "off";
+  EXPECT_NEAR(g.ranks_at_once, sliced ? 1.0 : 7.0 / 5.0, 1e-9);
+  EXPECT_NEAR(g.kernel_ranks_at_once, sliced ? 1.0 : 6.0 / 5.0, 1e-9);
+  EXPECT_EQ(g.max_ranks_at_once, sliced ? 1 : 2);
+  const std::vector<double> at_count =
+      sliced ? std::vector<double>{5.0, 5.0} : std::vector<double>{5.0, 3.0, 2.0};  // 2: [2,4)
+  ASSERT_EQ(g.time_at_count_s.size(), at_count.size());
+  for (std::size_t k = 0; k < at_count.size(); ++k) {
+    EXPECT_NEAR(g.time_at_count_s[k], at_count[k], 1e-9) << "count " << k;
+  }
   EXPECT_NEAR(g.rank_spread.min_s, 3.0, 1e-9);
   EXPECT_NEAR(g.rank_spread.max_s, 4.0, 1e-9);
   EXPECT_NEAR(g.rank_spread.mean_s, 3.5, 1e-9);
@@ -154,7 +161,8 @@ void expect_two_rank_figures(const fr::node_report& report) {
   EXPECT_EQ(g.rank_spread.min_rank, "rank 1");
   EXPECT_EQ(g.rank_spread.max_rank, "rank 0");
   const std::vector<double> busy = {0, 1, 1, 1, 1, 1, 0, 0, 0, 0};
-  const std::vector<double> at_once = {0, 1, 2, 2, 1, 1, 0, 0, 0, 0};
+  const std::vector<double> at_once =
+      sliced ? busy : std::vector<double>{0, 1, 2, 2, 1, 1, 0, 0, 0, 0};
   ASSERT_EQ(g.timeline_busy.size(), 10u);
   for (std::size_t i = 0; i < busy.size(); ++i) {
     EXPECT_NEAR(g.timeline_busy[i], busy[i], 1e-9) << "bin " << i;
@@ -375,6 +383,13 @@ TEST(Merge, OverlapsGapsAndClockOffsets) {
   EXPECT_EQ(report.gpus[0].outcome.text,
             "the GPU was busy 50 % with 2 ranks time-sliced: --mps on lets their kernels run at "
             "once");
+  bool in_flight = false;
+  for (const auto& l : fr::report_lines(report, "/records")) {
+    in_flight = in_flight || l.find(
+                                 "ranks at once 1.0 (kernels 1.0), at most 1; in flight 1.4 "
+                                 "(kernels 1.2)") != std::string::npos;
+  }
+  EXPECT_TRUE(in_flight);
 }
 
 TEST(Merge, RecordsOfDifferentBootsMeetOnRealtime) {
@@ -383,7 +398,7 @@ TEST(Merge, RecordsOfDifferentBootsMeetOnRealtime) {
   specs[1].boot_id = "boot-2";
   specs[1].mono_shift = -4321 * s;
   fr::merge_options options;
-  options.mps = "off";
+  options.mps = "on";
   const fr::node_report report = merge(specs, options);
   EXPECT_EQ(report.clock, "realtime");
   expect_two_rank_figures(report);
@@ -502,8 +517,10 @@ fr::gpu_summary gpu_with(const std::string& mps, std::vector<double> rank_s, dou
     g.ranks.push_back({"rank " + std::to_string(i), rank_s[i], rank_s[i], 0, false});
     sum += rank_s[i];
   }
-  g.ranks_at_once = busy_s > 0 ? sum / busy_s : 0;
-  g.kernel_ranks_at_once = kernel_at_once;
+  g.ranks_in_flight = busy_s > 0 ? sum / busy_s : 0;
+  g.kernel_ranks_in_flight = kernel_at_once;
+  g.ranks_at_once = mps == "off" ? 1.0 : g.ranks_in_flight;
+  g.kernel_ranks_at_once = mps == "off" ? 1.0 : kernel_at_once;
   return g;
 }
 
@@ -538,6 +555,14 @@ TEST(Verdict, EveryRule) {
 
   const auto busy = fr::decide_verdict(gpu_with("off", {4, 4}, 8, 1.0));
   EXPECT_EQ(busy.rule, verdict_rule::time_sliced_busy);
+
+  // 8 time-sliced ranks whose spans all cover the busy time: each waited while the others ran,
+  // so none alone would have done it all.
+  const auto waiting = fr::decide_verdict(gpu_with("off", std::vector<double>(8, 8.9), 8.9, 7.9));
+  EXPECT_EQ(waiting.rule, verdict_rule::time_sliced_busy);
+  EXPECT_EQ(waiting.text,
+            "the GPU was busy 89 % with 8 ranks time-sliced (7.9 ranks' kernels in flight at "
+            "once, run one at a time): --mps on lets their kernels run at once");
 
   // Rank 0 alone covers 95 % of the busy time; the other adds little.
   const auto enough = fr::decide_verdict(gpu_with("on", {9.5, 0.6}, 10, 1.0));

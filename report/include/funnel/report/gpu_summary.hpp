@@ -45,12 +45,19 @@ struct gpu_summary {
   double busy_fraction = 0;         ///< busy_s / wall_s
   double kernel_busy_fraction = 0;  ///< the union of kernels only / wall_s
   double copy_busy_fraction = 0;    ///< the union of copies only / wall_s
-  /// Time-weighted mean, over the busy time, of the number of ranks with work running:
-  /// sum of the ranks' gpu_s / busy_s.
-  double ranks_at_once = 0;
+  /// Time-weighted mean, over the busy time, of the number of ranks with work in flight (their
+  /// spans overlapping): sum of the ranks' gpu_s / busy_s.
+  double ranks_in_flight = 0;
   /// The same for kernels alone: sum of kernel_s / the kernel union.
-  double kernel_ranks_at_once = 0;
-  int max_ranks_at_once = 0;  ///< the most ranks with work running at one instant
+  double kernel_ranks_in_flight = 0;
+  int max_ranks_in_flight = 0;  ///< the most ranks with work in flight at one instant
+  /// Time-weighted mean of the number of ranks with work running. With MPS on or unknown, the
+  /// spans are the running work: ranks_in_flight. With MPS off the GPU runs one context at a
+  /// time, so 1 whenever busy: a time-sliced span also covers the time its context was
+  /// switched out.
+  double ranks_at_once = 0;
+  double kernel_ranks_at_once = 0;  ///< the same for kernels alone
+  int max_ranks_at_once = 0;        ///< the most ranks with work running at one instant
   /// Seconds during which exactly k ranks had work running, k = 0..ranks (k = 0: idle).
   std::vector<double> time_at_count_s;
   spread rank_spread;                          ///< over ranks (gpu_s)

@@ -23,7 +23,7 @@ inline constexpr double dominant_share = 0.9;
 
 /**
  * @brief Which rule spoke. The rules are tried in this order; the first that holds decides
- * (n: ranks on the GPU, b: busy fraction, k: kernel_ranks_at_once, m: ranks_at_once,
+ * (n: ranks on the GPU, b: busy fraction, k: kernel_ranks_at_once, m: ranks_in_flight,
  * d: the busiest rank's GPU time / the GPU's busy time):
  */
 enum class verdict_rule {
@@ -52,7 +52,8 @@ struct verdict {
 /**
  * @brief Applies the rules (see verdict_rule) to one GPU's figures.
  * @param gpu figures as merge_records() computes them (ranks, mps, busy_fraction,
- *        ranks_at_once, kernel_ranks_at_once, busy_s and the ranks' gpu_s are read)
+ *        ranks_in_flight, kernel_ranks_at_once, kernel_ranks_in_flight, busy_s and the
+ *        ranks' gpu_s are read)
  * @return the verdict
  */
 [[nodiscard]] verdict decide_verdict(const gpu_summary& gpu);
