@@ -14,6 +14,13 @@
 #   unwritable   a report directory that cannot be written: one line, the app's status (3)
 #   taken        CUDA_INJECTION64_PATH already set (a profiler): one warning, no report
 #   bad          --report= (empty) and a file as DIR: one line each, exit 2, the app not run
+#   second_identity  uid 4242 (setpriv, no account) plants a link and a squatted directory at
+#                the default name in a sticky shared cwd, links as report.json/report.txt and a
+#                record in its own directory, a link on the way to DIR; each job (root's) says
+#                one line, keeps the app's status 3, writes nothing there nor through the links;
+#                a directory of root's that every user may write, or becomes so while the app
+#                runs, is refused too; root's own directory in the shared cwd gets the report.
+#                Skips (77) unless root with setpriv.
 # Exit 77 when funnel was built without the injection library (no CUDA or CUPTI).
 set -euo pipefail
 
@@ -47,6 +54,7 @@ touch "${FAKE_NVIDIA_LOG}"
 cat >"${work}/app.sh" <<'APP'
 #!/usr/bin/env bash
 printf '%s\n' "${CUDA_INJECTION64_PATH:-none}" >"${APP_SEEN}.${OMPI_COMM_WORLD_RANK}"
+if [[ -n ${APP_THEN:-} ]]; then eval "${APP_THEN}"; fi
 if [[ -n ${FUNNEL_REPORT_RECORD:-} ]]; then "${MAKE_RECORDS}" rank "${FUNNEL_REPORT_RECORD}"; fi
 exit "${APP_STATUS:-0}"
 APP
@@ -58,7 +66,7 @@ job() {
   local n=$1
   shift
   rc=0
-  (cd "${work}/cwd" && timeout 120 "${MPIEXEC}" -np "${n}" "${FUNNEL_RUN}" --gpus 0 "$@" -- \
+  (cd "${JOB_CWD:-${work}/cwd}" && timeout 120 "${MPIEXEC}" -np "${n}" "${FUNNEL_RUN}" --gpus 0 "$@" -- \
     "${work}/app.sh") >"${work}/out" 2>"${work}/err" || rc=$?
 }
 
@@ -132,6 +140,110 @@ case ${case_name} in
     [[ ${rc} == 2 ]] || fail "a file as DIR: status ${rc}"
     grep -q "is not a directory" "${work}/err" || fail "a file as DIR: $(cat "${work}/err")"
     [[ ! -e ${work}/seen.0 ]] || fail "the app ran"
+    ;;
+  second_identity)
+    if [[ $(id -u) != 0 ]] || ! command -v setpriv >/dev/null; then
+      echo "skipped: needs root and setpriv (util-linux) to play another user"
+      exit 77
+    fi
+    attacker=4242
+    as_attacker() { setpriv --reuid "${attacker}" --regid "${attacker}" --clear-groups -- "$@"; }
+    chmod 711 "${work}"
+    # The victim's (root's) own files, which no planted link may lead funnel-run to.
+    mkdir -m 755 "${work}/victim" "${work}/victim/dir"
+    echo "precious $$" >"${work}/victim/precious"
+    pub=${work}/pub # a shared cwd like /tmp
+    mkdir -m 1777 "${pub}"
+    export JOB_CWD=${pub}
+    name=funnel-report-rep$$.0
+    # refused MESSAGE WHAT [STATUS]: the job said MESSAGE once, kept the app's status (3),
+    # reported nothing.
+    refused() {
+      [[ ${rc} == "${3:-3}" ]] || fail "$2: status ${rc}, not the app's ${3:-3}"
+      [[ $(count "$1") == 1 ]] || fail "$2: not one line with '$1': $(cat "${work}/err")"
+      [[ $(count "sharing report:") == 0 ]] || fail "$2: a report was written: $(cat "${work}/err")"
+      torn_down
+    }
+    untouched() {
+      [[ $(cat "${work}/victim/precious") == "precious $$" ]] ||
+        fail "$1: the victim's file changed"
+      [[ -z $(ls -A "${work}/victim/dir") ]] ||
+        fail "$1: written through a link: $(ls "${work}/victim/dir")"
+    }
+
+    # A link at the default name, to a directory of the victim's.
+    as_attacker ln -s "${work}/victim/dir" "${pub}/${name}"
+    APP_STATUS=3 job 2 --report
+    refused "is a symbolic link" "a link at ./${name}"
+    untouched "a link at ./${name}"
+
+    # The default name squatted: the attacker's directory, report.json and report.txt links in it.
+    as_attacker rm "${pub}/${name}"
+    as_attacker mkdir -m 777 "${pub}/${name}"
+    as_attacker ln -s "${work}/victim/precious" "${pub}/${name}/report.json"
+    as_attacker ln -s "${work}/victim/precious" "${pub}/${name}/report.txt"
+    APP_STATUS=3 job 2 --report
+    refused "belongs to uid ${attacker}" "a squatted ./${name}"
+    untouched "a squatted ./${name}"
+    [[ -L ${pub}/${name}/report.json && $(find "${pub}/${name}" -mindepth 1 | wc -l) == 2 ]] ||
+      fail "written into the attacker's directory: $(ls -lA "${pub}/${name}")"
+
+    # FUNNEL_REPORT names the attacker's directory, a record of the attacker's in it; and a
+    # directory to be made in there.
+    as_attacker mkdir -m 755 "${pub}/att"
+    as_attacker "${MAKE_RECORDS}" rank "${pub}/att/rank-9.record"
+    FUNNEL_REPORT=${pub}/att APP_STATUS=3 job 2
+    refused "belongs to uid ${attacker}" "FUNNEL_REPORT in the attacker's directory"
+    APP_STATUS=3 job 2 --report="${pub}/att/sub"
+    refused "is in '${pub}/att', a directory of uid ${attacker}" "a directory in the attacker's"
+    [[ $(ls -A "${pub}/att") == rank-9.record ]] ||
+      fail "written into the attacker's directory: $(ls -lA "${pub}/att")"
+
+    # A link of the attacker's on the way to DIR.
+    as_attacker ln -s "${work}/victim/dir" "${pub}/lnk"
+    APP_STATUS=3 job 2 --report="${pub}/lnk/rep"
+    refused "'${pub}/lnk' on its way, a link of uid ${attacker}" "a link on the way"
+    untouched "a link on the way"
+
+    # The victim's own directories that every user may write: one from the start, where the
+    # attacker left a record, and one the app opens up while it runs (the merge looks again).
+    mkdir -m 777 "${pub}/open" "${work}/open"
+    as_attacker "${MAKE_RECORDS}" rank "${pub}/open/rank-9.record"
+    APP_STATUS=3 job 2 --report="${pub}/open"
+    refused "may be written by every user" "a directory every user may write"
+    APP_STATUS=3 job 2 --report="${work}/open/rep"
+    refused "on its way, which every user may write" "in a directory every user may write"
+    [[ ! -e ${pub}/open/report.json && ! -e ${work}/open/rep ]] ||
+      fail "a report in an open directory"
+    # (Once both ranks' apps run: a rank that starts later sees it and records nothing.)
+    both_run="until [[ -e ${work}/seen.0 && -e ${work}/seen.1 ]]; do sleep 0.05; done"
+    rm -f "${work}"/seen.*
+    APP_THEN="${both_run}; chmod 777 ${pub}/mine" job 2 --report="${pub}/mine"
+    refused "may be written by every user" "a directory opened while the app ran" 0
+    # The same where rank 1's wrapper is killed, so that the reaper merges, and the attacker
+    # plants report.txt (the reaper's block) as a link meanwhile.
+    chmod 755 "${pub}/mine"
+    rm -f "${work}"/seen.*
+    APP_THEN="${both_run}; chmod 777 ${pub}/mine
+      setpriv --reuid ${attacker} --regid ${attacker} --clear-groups -- \
+        ln -sf ${work}/victim/precious ${pub}/mine/report.txt
+      if [[ \${OMPI_COMM_WORLD_RANK} == 1 ]]; then kill -KILL \${PPID}; fi" \
+      job 2 --report="${pub}/mine"
+    torn_down
+    untouched "the reaper's report.txt"
+    [[ -L ${pub}/mine/report.txt ]] || fail "the reaper wrote report.txt in an open directory"
+    rm -f "${pub}/mine/report.txt"
+    rmdir "${pub}/mine" ||
+      fail "a report in a directory opened while the app ran: $(ls "${pub}/mine")"
+
+    # The victim's own directory in the shared cwd: the report, with the job's ranks only.
+    APP_STATUS=3 job 2 --report="${pub}/mine"
+    [[ ${rc} == 3 ]] || fail "own directory: status ${rc}"
+    [[ $(ranks_in_json "${pub}/mine/report.json") == 2 ]] ||
+      fail "own directory: $(ranks_in_json "${pub}/mine/report.json") $(cat "${work}/err")"
+    [[ $(stat -c %u "${pub}/mine") == 0 && $(( 8#$(stat -c %a "${pub}/mine") & 8#002 )) == 0 ]] ||
+      fail "own directory: made $(stat -c '%u %a' "${pub}/mine")"
+    torn_down
     ;;
   *) echo "report_launch_test.sh: unknown case '${case_name}'" >&2; exit 2 ;;
 esac
