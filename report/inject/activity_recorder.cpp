@@ -15,6 +15,9 @@ namespace {
 // Large buffers, few hand-overs: CUPTI fills one before it calls back (or at a flush).
 constexpr std::size_t buffer_bytes = 8u << 20;
 constexpr std::size_t buffer_alignment = 8;  // CUPTI's requirement for activity buffers
+constexpr CUpti_ActivityKind traced_kinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+    CUPTI_ACTIVITY_KIND_MEMSET};
 
 activity_recorder* the_recorder = nullptr;  // see the class comment: one per process
 
@@ -59,7 +62,8 @@ std::string driver_version() {
 activity_recorder::activity_recorder(record_writer writer, int flush_ms)
     : writer_(std::make_unique<record_writer>(std::move(writer))), flush_ms_(flush_ms) {}
 
-activity_recorder* activity_recorder::start(const std::string& record_pattern, int flush_ms) {
+activity_recorder* activity_recorder::start(const std::string& record_pattern, int flush_ms,
+                                            bool whole_graphs) {
   rank_identity who = rank_identity::of_this_process("cupti-inject", std::getenv);
   who.cuda_driver_version = driver_version();
   who.start_clock = sample_now();
@@ -86,10 +90,41 @@ activity_recorder* activity_recorder::start(const std::string& record_pattern, i
     recorder->writer_->note("GPUs not named by CUPTI's callback API: " + cupti_error(rc));
   }
   rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-  for (const CUpti_ActivityKind kind :
-       {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-        CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET}) {
-    if (rc == CUPTI_SUCCESS) rc = cuptiActivityEnable(kind);
+  // Asked for (FUNNEL_REPORT_GRAPHS=whole): a graph's launch is one span, because tracing every
+  // node of graphs of short kernels costs the app time per node (docs/report.md, overhead).
+  // Work outside graphs is traced as usual.
+  bool graphs = false;
+  if (rc == CUPTI_SUCCESS && whole_graphs) {
+    const CUptiResult graph_rc = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    graphs = graph_rc == CUPTI_SUCCESS;
+    if (!graphs) {
+      recorder->note_locked("graphs traced node by node: graph-level tracing could not start: " +
+                            cupti_error(graph_rc));
+    }
+  }
+  const auto enable_kinds = [] {
+    CUptiResult kind_rc = CUPTI_SUCCESS;
+    for (const CUpti_ActivityKind kind : traced_kinds) {
+      if (kind_rc == CUPTI_SUCCESS) kind_rc = cuptiActivityEnable(kind);
+    }
+    return kind_rc;
+  };
+  if (rc == CUPTI_SUCCESS) rc = enable_kinds();
+  if (rc != CUPTI_SUCCESS && graphs) {
+    // A CUPTI that takes graph-level tracing only without kernel records: nodes it is.
+    recorder->note_locked(
+        "graphs traced node by node: graph-level tracing excludes kernel "
+        "records here (" +
+        cupti_error(rc) + ")");
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    graphs = false;
+    for (const CUpti_ActivityKind kind : traced_kinds) {
+      cuptiActivityDisable(kind);
+    }
+    rc = enable_kinds();
+  }
+  if (graphs && rc == CUPTI_SUCCESS) {
+    recorder->note_locked("each CUDA graph launch recorded as one span (FUNNEL_REPORT_GRAPHS)");
   }
   if (rc != CUPTI_SUCCESS) {
     const std::string why = "CUPTI activity tracing could not start: " + cupti_error(rc);
@@ -165,6 +200,14 @@ void activity_recorder::add(const std::uint8_t* buffer, std::size_t valid_size) 
         kind = activity_kind::copy;
         break;
       }
+      case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+        // Copies inside the graph count as its kernel time: the GPU was busy with the graph.
+        const auto* g = reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+        start = g->start;
+        end = g->end;
+        device = g->deviceId;
+        break;
+      }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
         const auto* m = reinterpret_cast<const CUpti_ActivityMemset4*>(record);
         start = m->start;
@@ -193,6 +236,11 @@ void CUPTIAPI activity_recorder::on_callback(void* /*user*/, CUpti_CallbackDomai
     return;
   }
   r->note_device(static_cast<const CUpti_ResourceData*>(data)->context);
+}
+
+void activity_recorder::note_locked(const std::string& text) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  writer_->note(text);
 }
 
 void activity_recorder::note_device(CUcontext context) {

@@ -42,10 +42,12 @@ class activity_recorder {
    * @brief Opens the record and starts CUPTI's activity tracing and the flush thread.
    * @param record_pattern FUNNEL_REPORT_RECORD (record_writer::expand_path fills it in)
    * @param flush_ms the flush period
+   * @param whole_graphs one span per CUDA graph launch instead of one per node
    * @return the recorder, or nullptr after one line on stderr when recording cannot start
    *         (the app runs on, unrecorded)
    */
-  static activity_recorder* start(const std::string& record_pattern, int flush_ms);
+  static activity_recorder* start(const std::string& record_pattern, int flush_ms,
+                                  bool whole_graphs);
 
   /// @brief CUPTI asks for an activity buffer.
   static void CUPTIAPI buffer_requested(std::uint8_t** buffer, std::size_t* size,
@@ -67,6 +69,7 @@ class activity_recorder {
  private:
   activity_recorder(record_writer writer, int flush_ms);
   void add(const std::uint8_t* buffer, std::size_t valid_size);
+  void note_locked(const std::string& text);  // a note into the record, under the lock
   void note_device(CUcontext context);
   void write_pending(bool end) noexcept;
   void flush_loop();

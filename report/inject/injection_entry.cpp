@@ -10,6 +10,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "activity_recorder.hpp"
@@ -47,6 +48,20 @@ int flush_period_ms() {
   return static_cast<int>(value);
 }
 
+// FUNNEL_REPORT_GRAPHS: nodes (default: every kernel and copy of a CUDA graph its own span) or
+// whole (a graph launch is one span: cheaper for graphs of short kernels, but the span also
+// covers the graph's waits, so ranks look busy while they wait; docs/report.md).
+bool whole_graphs() {
+  const char* text = std::getenv("FUNNEL_REPORT_GRAPHS");
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "nodes") == 0) return false;
+  if (std::strcmp(text, "whole") == 0) return true;
+  std::fprintf(stderr,
+               "funnel-report-inject: FUNNEL_REPORT_GRAPHS='%s' is not nodes or whole; nodes is "
+               "used\n",
+               text);
+  return false;
+}
+
 }  // namespace
 
 /// The CUDA driver's injection entry point (see the file comment). Returns 1: the app runs
@@ -60,7 +75,7 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
                  "funnel-report-inject: FUNNEL_REPORT_RECORD is not set; nothing is recorded\n");
     return 1;
   }
-  recorder = activity_recorder::start(pattern, flush_period_ms());
+  recorder = activity_recorder::start(pattern, flush_period_ms(), whole_graphs());
   if (recorder != nullptr) {
     std::atexit(at_exit);
     pthread_atfork(nullptr, nullptr, in_forked_child);

@@ -80,7 +80,7 @@ gpu_summary::spread spread_of(const std::vector<gpu_summary::rank_share>& ranks)
 }
 
 // Without MPS the GPU runs one context at a time: whenever it is busy exactly one rank's work
-// runs, however many ranks' spans overlap (docs/report.md, "ranks at once").
+// runs, however many ranks' spans overlap (docs/report.md, "Limits").
 void time_sliced(gpu_summary& g) {
   const bool busy = g.busy_s > 0;
   g.ranks_at_once = busy ? 1.0 : 0.0;

@@ -13,7 +13,8 @@
 #             unchanged, at 16 ranks: it passes and every rank is in the report
 #   overhead  with and without the injection library, twice each, alternating: the ratio of
 #             the app's timed steps, goal <= 1.02: heat3d 512^3 float on 8 ranks of GPU 0 and
-#             heat3d 768x96x96 float on 16 ranks (short kernels, many of them)
+#             heat3d 768x96x96 float on 16 ranks (short kernels, many of them); shown beside
+#             it, the same with each CUDA graph launch one span (FUNNEL_REPORT_GRAPHS=whole)
 #   launcher  funnel-run --report=DIR itself, 8 ranks of funnel-stencil: one block on stderr,
 #             report.json with 8 ranks
 #   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; its
@@ -31,7 +32,7 @@
 #   there: docs/report.md).
 set -euo pipefail
 
-usage() { sed -n '5,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,33p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "report-check.sh: $*" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -208,14 +209,17 @@ stage_stencil() {
 # overhead_case TAG RANKS LABEL -- APP...: APP on RANKS ranks of GPU 0 with and without the injection
 # library, twice each, alternating; the ratio of the best timed steps (the app's --summary).
 overhead_case() {
-  local tag=$1 ranks=$2 label=$3 round kind with without
+  local tag=$1 ranks=$2 label=$3 round kind with without whole
   shift 4
   for round in 1 2; do
-    for kind in plain report; do
+    for kind in plain report whole; do
       local -a pre=()
       if [[ ${kind} == report ]]; then
         mkdir -p "${work}/records-${tag}-${round}"
         pre=("${wrapper}" "${work}/records-${tag}-${round}")
+      elif [[ ${kind} == whole ]]; then  # each launch of the app's CUDA graphs one span
+        mkdir -p "${work}/records-${tag}-whole-${round}"
+        pre=(env FUNNEL_REPORT_GRAPHS=whole "${wrapper}" "${work}/records-${tag}-whole-${round}")
       fi
       (cd "${work}" && timeout 300 mpirun -np "${ranks}" "${launcher}" --gpus 0 -- "${pre[@]}" \
         "$@" --summary "${out}/${tag}-${kind}-${round}.json") >"${out}/${tag}-${kind}-${round}.log" 2>&1 ||
@@ -226,7 +230,7 @@ overhead_case() {
     "${bin}/funnel-report" "${work}/records-${tag}-1" --out "${out}/${tag}" \
       --expect-ranks "${ranks}" 2>"${out}/${tag}.report.txt" || true
   fi
-  read -r with without < <(python3 - "${out}" "${tag}" <<'EOF2'
+  read -r with without whole < <(python3 - "${out}" "${tag}" <<'EOF2'
 import json, sys
 def best(kind):
     times = []
@@ -236,12 +240,14 @@ def best(kind):
         except (OSError, ValueError, KeyError):
             pass
     return min(times) if times else float("nan")
-print(best("report"), best("plain"))
+print(best("report"), best("plain"), best("whole"))
 EOF2
   )
   record overhead "${label}, ${ranks} ranks: with / without" \
     "$(python3 -c "print('ok' if ${with} / ${without} <= 1.02 else 'FAIL')" 2>/dev/null || echo FAIL)" \
     "$(python3 -c "print(f'{${with} / ${without}:.4f} ({${with}:.3f} s / {${without}:.3f} s)')" 2>/dev/null || echo "n/a")"
+  record overhead "${label}: graphs whole / without" info \
+    "$(python3 -c "print(f'{${whole} / ${without}:.4f} ({${whole}:.3f} s)')" 2>/dev/null || echo "n/a")"
 }
 
 stage_overhead() {
