@@ -3,7 +3,9 @@
 // libfunnel-report-inject.so in a real CUDA program (report_inject_target, no funnel code),
 // loaded by CUDA_INJECTION64_PATH: the record names the GPU, holds the kernels (within 5 % of
 // their event-timed length) and copies, and ends with the end marker; a program killed mid-run
-// leaves its record so far without it; without FUNNEL_REPORT_RECORD nothing is written.
+// leaves its record so far without it; without FUNNEL_REPORT_RECORD nothing is written; a
+// CUDA graph's kernels are recorded node by node or, with FUNNEL_REPORT_GRAPHS=whole, as one
+// span per launch, with the same kernel time.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -127,4 +129,33 @@ TEST_F(InjectGpu, NothingWithoutARecordPath) {
             std::string::npos)
       << o.output;
   EXPECT_TRUE(fr::read_records(dir_).empty());
+}
+
+// FUNNEL_REPORT_GRAPHS: nodes (default), whole and a bad value (one line, nodes): the graph's
+// kernel time is recorded either way; only whole leaves the note that says so.
+TEST_F(InjectGpu, GraphsNodeByNodeOrWhole) {
+  const std::string whole_note = "each CUDA graph launch recorded as one span";
+  for (const std::string value : {"", "nodes", "whole", "sideways"}) {
+    SCOPED_TRACE("FUNNEL_REPORT_GRAPHS=" + value);
+    const std::string record = dir_ + "/graph-" + (value.empty() ? "default" : value) + ".record";
+    const outcome o = run_target(
+        dir_, "graph", "FUNNEL_REPORT_GRAPHS=" + value + " FUNNEL_REPORT_RECORD='" + record + "'");
+    ASSERT_EQ(o.status, 0) << o.output;
+    const fr::rank_record r = fr::read_record(record);
+    ASSERT_TRUE(r.has_identity) << r.damage;
+    EXPECT_TRUE(r.clean_end);
+    auto activity = r.activity;
+    ASSERT_EQ(activity.size(), 1u);
+    const double recorded_ms =
+        static_cast<double>(activity.begin()->second.kernels.total_ns()) * 1e-6;
+    EXPECT_NEAR(recorded_ms, kernel_ms(o.output), 0.05 * kernel_ms(o.output)) << o.output;
+    bool noted = false;
+    for (const std::string& n : r.notes) noted = noted || n.find(whole_note) != std::string::npos;
+    EXPECT_EQ(noted, value == "whole");
+    EXPECT_EQ(
+        o.output.find("FUNNEL_REPORT_GRAPHS='sideways' is not nodes or whole; nodes is used") !=
+            std::string::npos,
+        value == "sideways")
+        << o.output;
+  }
 }
