@@ -99,8 +99,25 @@ gpu_tag() { echo "g$1-$(uuid_of "$1" | cut -c5-12)"; }
 uuid_of() { printf 'GPU-%08x-fa4e-4b1d-8c2a-%012x' $((0x5eed0000 + $1)) $(($1 + 1)); }
 
 daemon_starts() { grep -c -- 'mps-control -d ' "${FAKE_NVIDIA_LOG}" || true; }
-live_daemons() { pgrep -f -- "--fake-daemon ${work}" | wc -l; }
-live_reapers() { pgrep -f -- "--internal-reap ${work}" | wc -l; }
+# count_procs PATTERN: the processes whose command line holds PATTERN, less those whose parent
+# holds it too. Each 'sleep' or '$(...)' of the fake daemon (and of the reaper) is a fork that
+# shows its parent's command line until it execs; on a loaded node pgrep sees one now and then,
+# and a single daemon counted as two.
+count_procs() {
+  local -a pids
+  local pid ppid stat n=0
+  mapfile -t pids < <(pgrep -f -- "$1" || true)
+  for pid in "${pids[@]}"; do
+    { read -r stat <"/proc/${pid}/stat"; } 2>/dev/null || continue # ended meanwhile
+    stat=${stat##*) } # after the name, which may hold spaces: state, then the parent's pid
+    ppid=${stat#* }
+    ppid=${ppid%% *}
+    [[ " ${pids[*]} " == *" ${ppid} "* ]] || n=$((n + 1))
+  done
+  echo "${n}"
+}
+live_daemons() { count_procs "--fake-daemon ${work}"; }
+live_reapers() { count_procs "--internal-reap ${work}"; }
 # Anything a job left in the tmpdir (funnel-run must leave nothing once the ranks are gone).
 leftovers() { find "${FUNNEL_TMPDIR}" -mindepth 1 2>/dev/null | wc -l; }
 
@@ -1203,13 +1220,13 @@ case_shared_dirlink() {
   as_uid "${victim}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${vinst}/pipe" \
     CUDA_MPS_LOG_DIRECTORY="${vinst}/log" "${here}/fake-bin/nvidia-cuda-mps-control" -d
   sleep 0.3
-  expect_eq "the victim's daemon runs" 1 "$(pgrep -fc -- "--fake-daemon ${vinst}/pipe")"
+  expect_eq "the victim's daemon runs" 1 "$(count_procs "--fake-daemon ${vinst}/pipe")"
   plant_roots
   as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-${attacker}/attack$$.0.$(gpu_tag 0)"
   as_uid "${attacker}" ln -s "${vinst}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-planted/$(gpu_tag 0)"
   as_uid "${attacker}" ln -s "${vroot}" "${FUNNEL_TMPDIR}/funnel-run-${attacker}-linked"
   epilog_cleanup
-  expect_eq "the other user's daemon survives the root cleanup" 1 "$(pgrep -fc -- "--fake-daemon ${vinst}/pipe")"
+  expect_eq "the other user's daemon survives the root cleanup" 1 "$(count_procs "--fake-daemon ${vinst}/pipe")"
   expect_eq "nobody asked it to quit" "" "$(find "${vinst}/pipe" -name .quit)"
   as_uid "${victim}" env FAKE_NVIDIA_LOG= CUDA_MPS_PIPE_DIRECTORY="${vinst}/pipe" \
     "${here}/fake-bin/nvidia-cuda-mps-control" <<<quit
