@@ -7,8 +7,7 @@
 # Usage: report_launch_test.sh CASE   (env: FUNNEL_RUN, MAKE_RECORDS, MPIEXEC, INJECT_LIBRARY:
 #        the library funnel-run must give the apps, unset when none was built)
 #   dir          3 ranks, --report=DIR: one block and one path line, report.json with 3 ranks
-#                (read back by python3's json module), CUDA_INJECTION64_PATH given to the app,
-#                the job directory gone afterwards
+#                (read back by python3's json module), CUDA_INJECTION64_PATH given to the app
 #   default      --report alone: ./funnel-report-<job>/report.json
 #   env          FUNNEL_REPORT=DIR does the same as --report=DIR
 #   unwritable   a report directory that cannot be written: one line, the app's status (3)
@@ -21,6 +20,7 @@
 #                a directory of root's that every user may write, or becomes so while the app
 #                runs, is refused too; root's own directory in the shared cwd gets the report.
 #                Skips (77) unless root with setpriv.
+# Every case: the job directory gone afterwards (its reaper done).
 # Exit 77 when funnel was built without the injection library (no CUDA or CUPTI).
 set -euo pipefail
 
@@ -99,13 +99,11 @@ case ${case_name} in
     grep -q "3 records" "${work}/err" || fail "the block does not count 3 records"
     [[ $(readlink -f "$(cat "${work}/seen.1")") == "$(readlink -f "${inject}")" ]] ||
       fail "the app got CUDA_INJECTION64_PATH=$(cat "${work}/seen.1"), not ${inject}"
-    torn_down
     ;;
   default)
     job 2 --report
     [[ -f ${work}/cwd/funnel-report-rep$$.0/report.json ]] ||
       fail "no ./funnel-report-rep$$.0/report.json: $(ls "${work}/cwd") $(cat "${work}/err")"
-    torn_down
     ;;
   env)
     FUNNEL_REPORT=${work}/rep-env job 2
@@ -123,7 +121,6 @@ case ${case_name} in
     [[ ${rc} == 3 ]] || fail "status ${rc}, not the app's 3"
     [[ $(count "cannot write the report") == 1 ]] || fail "not one line: $(cat "${work}/err")"
     [[ $(count "sharing report:") == 0 ]] || fail "a path line for a report not written"
-    torn_down
     ;;
   taken)
     CUDA_INJECTION64_PATH=/opt/profiler/inject.so job 2 --report="${work}/rep"
@@ -247,5 +244,10 @@ case ${case_name} in
     ;;
   *) echo "report_launch_test.sh: unknown case '${case_name}'" >&2; exit 2 ;;
 esac
+# Every case: the job's reaper stops its daemon and removes its directory once mpirun is done.
+# Waiting for that is also what lets the EXIT trap remove ${work}: a reaper still at work runs
+# MPS clients (the fake nvidia-cuda-mps-control) whose command lines do not name ${work}, so
+# pkill misses them and their log line recreates nvidia.log under rm -rf.
+torn_down
 if ((failed)); then exit 1; fi
 echo "ok: ${case_name}"
