@@ -64,10 +64,23 @@ setup() {
 
 # Processes this case started that must not outlive it: they all name its private directory.
 case_processes() { pgrep -f -- "${work}" || true; }
+# What the trap kills: case_processes, and the processes that only inherited ${work} in their
+# environment (FAKE_NVIDIA_LOG, FUNNEL_TMPDIR): a reaper's MPS client is one, and left alive it
+# writes into ${work} while the trap removes it. This script and the subshell are skipped.
+leftover_processes() {
+  local environ pid
+  case_processes
+  for environ in /proc/[0-9]*/environ; do
+    pid=${environ#/proc/}
+    pid=${pid%/environ}
+    [[ ${pid} != "$$" && ${pid} != "${BASHPID}" ]] || continue
+    if grep -qsF -- "${work}" "${environ}"; then echo "${pid}"; fi
+  done
+}
 
 finish() {
   local rc=$? pid
-  for pid in $(case_processes) "${spawned[@]}"; do kill -KILL "${pid}" 2>/dev/null || true; done
+  for pid in $(leftover_processes) "${spawned[@]}"; do kill -KILL "${pid}" 2>/dev/null || true; done
   if ((failed > 0)) || ((rc != 0)); then
     echo "--- fake nvidia log" >&2
     tail -n 40 "${FAKE_NVIDIA_LOG}" >&2 || true
