@@ -1610,18 +1610,20 @@ case_shared_epilog_root() {
   mkdir -p "${bin}/${lib_rel}"
   cp "${FUNNEL_EPILOG}" "${FUNNEL_RUN}" "${bin}/"
   cp "$(dirname "${FUNNEL_EPILOG}")/${lib_rel}/"*.sh "${bin}/${lib_rel}/"
+  # The copy's epilog for the attacker's job, as root: sets rc and out.
+  copy_epilog() {
+    rc=0
+    out=$(SLURM_JOB_ID=attack$$ SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} \
+      "${bin}/funnel-epilog" 2>&1) || rc=$?
+  }
   chmod g+w "${bin}/${lib_rel}/mps.sh"
-  rc=0
-  out=$(SLURM_JOB_ID=attack$$ SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} "${bin}/funnel-epilog" 2>&1) ||
-    rc=$?
+  copy_epilog
   expect_eq "an installation a group may change" 1 "${rc}"
   expect_contains "names the file" "mps.sh must be root's, writable by root alone" "${out}"
   # A directory above them that a group may write (it could replace what is in it).
   chmod g-w "${bin}/${lib_rel}/mps.sh"
   chmod g+w "${work}/inst"
-  rc=0
-  out=$(SLURM_JOB_ID=attack$$ SLURM_JOB_UID=${attacker} SLURM_JOB_GID=${attacker} "${bin}/funnel-epilog" 2>&1) ||
-    rc=$?
+  copy_epilog
   expect_eq "a directory above them a group may change" 1 "${rc}"
   expect_contains "names it" "${work}/inst must be root's, writable by root alone" "${out}"
   expect "the user's directory is still there" test -e "${t}/funnel-run-${attacker}-kept/job"
