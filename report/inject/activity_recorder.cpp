@@ -86,8 +86,7 @@ activity_recorder* activity_recorder::start(const std::string& record_pattern, i
                              CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   }
   if (rc != CUPTI_SUCCESS) {
-    std::lock_guard<std::mutex> lock(recorder->mutex_);
-    recorder->writer_->note("GPUs not named by CUPTI's callback API: " + cupti_error(rc));
+    recorder->note_locked("GPUs not named by CUPTI's callback API: " + cupti_error(rc));
   }
   rc = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
   // Asked for (FUNNEL_REPORT_GRAPHS=whole): a graph's launch is one span, because tracing every
@@ -102,26 +101,8 @@ activity_recorder* activity_recorder::start(const std::string& record_pattern, i
                             cupti_error(graph_rc));
     }
   }
-  const auto enable_kinds = [] {
-    CUptiResult kind_rc = CUPTI_SUCCESS;
-    for (const CUpti_ActivityKind kind : traced_kinds) {
-      if (kind_rc == CUPTI_SUCCESS) kind_rc = cuptiActivityEnable(kind);
-    }
-    return kind_rc;
-  };
-  if (rc == CUPTI_SUCCESS) rc = enable_kinds();
-  if (rc != CUPTI_SUCCESS && graphs) {
-    // A CUPTI that takes graph-level tracing only without kernel records: nodes it is.
-    recorder->note_locked(
-        "graphs traced node by node: graph-level tracing excludes kernel "
-        "records here (" +
-        cupti_error(rc) + ")");
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
-    graphs = false;
-    for (const CUpti_ActivityKind kind : traced_kinds) {
-      cuptiActivityDisable(kind);
-    }
-    rc = enable_kinds();
+  for (const CUpti_ActivityKind kind : traced_kinds) {
+    if (rc == CUPTI_SUCCESS) rc = cuptiActivityEnable(kind);
   }
   if (graphs && rc == CUPTI_SUCCESS) {
     recorder->note_locked("each CUDA graph launch recorded as one span (FUNNEL_REPORT_GRAPHS)");
