@@ -64,7 +64,11 @@ export_app_environment() {
       unset CUDA_MPS_PIPE_DIRECTORY
     fi
   fi
-  export CUDA_DEVICE_MAX_CONNECTIONS=${max_connections}
+  if [[ -n ${max_connections} ]]; then
+    export CUDA_DEVICE_MAX_CONNECTIONS=${max_connections}
+  else
+    unset CUDA_DEVICE_MAX_CONNECTIONS
+  fi
   report_environment
 }
 

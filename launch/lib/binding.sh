@@ -401,10 +401,12 @@ thread_percentage() {
   fi
 }
 
-# Prints CUDA_DEVICE_MAX_CONNECTIONS for the rank: the request (option, streams, environment or
-# CUDA's default); under MPS at most the rank's share of the server's connection budget.
+# Prints CUDA_DEVICE_MAX_CONNECTIONS for the rank, or nothing to leave it unset: the request
+# (option, streams or environment), under MPS at most the rank's share of the server's connection
+# budget. Without a request CUDA's default stands (8, under MPS 2): connections cost every client
+# start-up time (docs/funnel-run.md), so funnel-run asks for none the app did not ask for.
 connections() {
-  local requested=${DEFAULT_MAX_CONNECTIONS} source="" granted
+  local requested="" source="" granted
   if [[ -n ${opt_max_connections} ]]; then
     requested=$((10#${opt_max_connections}))
     source="--max-connections ${opt_max_connections}"
@@ -420,19 +422,26 @@ connections() {
     requested=$((10#${CUDA_DEVICE_MAX_CONNECTIONS}))
     source="CUDA_DEVICE_MAX_CONNECTIONS=${CUDA_DEVICE_MAX_CONNECTIONS}"
   fi
+  if [[ ${mps_use} != on ]] || ((ranks_on_gpu == 0)); then
+    echo "${requested}"
+    return 0
+  fi
+  local budget=$((10#${opt_connection_budget})) share worst
+  share=$((budget / ranks_on_gpu))
+  ((share > 0)) || share=1
+  worst=$((budget / max_ranks_on_gpu))
+  ((worst > 0)) || worst=1
+  if [[ -z ${source} ]]; then
+    # MPS's own default, unless the ranks on this GPU would outgrow the budget with it.
+    ((MPS_CLIENT_DEFAULT_CONNECTIONS <= share)) || echo "${share}"
+    return 0
+  fi
   granted=${requested}
-  if [[ ${mps_use} == on ]] && ((ranks_on_gpu > 0)); then
-    local budget=$((10#${opt_connection_budget})) share worst
-    share=$((budget / ranks_on_gpu))
-    ((share > 0)) || share=1
-    ((granted <= share)) || granted=${share}
-    worst=$((budget / max_ranks_on_gpu))
-    ((worst > 0)) || worst=1
-    if [[ -n ${source} ]] && ((requested > worst)); then
-      warn_once "${source} for ${max_ranks_on_gpu} ranks on one GPU is more than the MPS" \
-        "connection budget of ${budget} per GPU allows: each rank gets ${worst} (the budget /" \
-        "ranks on its GPU); raise --mps-connection-budget if this driver has more"
-    fi
+  ((granted <= share)) || granted=${share}
+  if ((requested > worst)); then
+    warn_once "${source} for ${max_ranks_on_gpu} ranks on one GPU is more than the MPS" \
+      "connection budget of ${budget} per GPU allows: each rank gets ${worst} (the budget /" \
+      "ranks on its GPU); raise --mps-connection-budget if this driver has more"
   fi
   echo "${granted}"
 }
@@ -450,6 +459,6 @@ binding_line() {
   printf -v line '%s gpu=%s uuid=%s' "${line}" "${gpu}" "${uuid}"
   printf -v line '%s ranks_on_gpu=%s mps=%s pipe=%s threads=%s connections=%s policy=%s\n' \
     "${line}" "${ranks_on_gpu}" "${mps_use}" "${mps_pipe:--}" "${thread_pct:--}" \
-    "${max_connections}" "${opt_policy}"
+    "${max_connections:--}" "${opt_policy}"
   printf '%s' "${line}"
 }

@@ -54,8 +54,9 @@ Options (each has an environment variable; the option wins):
                             rank sees what its per-GPU daemon sees.  [FUNNEL_MPS_CLIENT_DEVICES]
   --max-connections N       the connections requested per rank (CUDA_DEVICE_MAX_CONNECTIONS,
                             1-${MAX_CONNECTIONS_LIMIT}; default: --streams, else CUDA_DEVICE_MAX_CONNECTIONS from the
-                            environment, else ${DEFAULT_MAX_CONNECTIONS}). Under MPS a request the budget cannot give
-                            every rank is lowered to the budget's share, with one warning.
+                            environment, else none: CUDA's default, 8, under MPS 2, which
+                            starts clients fastest). Under MPS a request the budget cannot
+                            give every rank is lowered to the budget's share, with one warning.
                                                                       [FUNNEL_MAX_CONNECTIONS]
   --streams N               streams the app uses per rank; requests that many connections
                             (at most ${MAX_CONNECTIONS_LIMIT}).                                  [FUNNEL_STREAMS]

@@ -18,9 +18,10 @@ readonly version_string
 # The MPS server's client limit per GPU: no MPS command reports it, so it is an option whose
 # default is what the driver was measured to serve (docs/funnel-run.md, "The client limit").
 readonly DEFAULT_MPS_MAX_CLIENTS=48
-# Hyper-Q connections (work queues) per CUDA context: CUDA's default and its maximum.
-readonly DEFAULT_MAX_CONNECTIONS=8
+# Hyper-Q connections (work queues) per CUDA context: CUDA's maximum, and what an MPS client
+# gets when CUDA_DEVICE_MAX_CONNECTIONS is unset (NVIDIA's MPS documentation).
 readonly MAX_CONNECTIONS_LIMIT=32
+readonly MPS_CLIENT_DEFAULT_CONNECTIONS=2
 # The connections the clients of one MPS server may own together: the largest total measured to
 # work (docs/funnel-run.md, "The connection budget").
 readonly DEFAULT_MPS_CONNECTION_BUDGET=96
@@ -80,7 +81,7 @@ mps_site=0       # 1 when a daemon set up by somebody else (CUDA_MPS_PIPE_DIRECT
 mps_pipe=""      # the MPS pipe directory the rank is given
 mps_log=""       # the MPS log directory the rank is given
 thread_pct=""    # CUDA_MPS_ACTIVE_THREAD_PERCENTAGE, or empty
-max_connections="" # CUDA_DEVICE_MAX_CONNECTIONS
+max_connections="" # CUDA_DEVICE_MAX_CONNECTIONS; "" leaves it unset (CUDA's default)
 
 # ---- the job on this node (jobdir.sh, mps.sh) ---------------------------------------------------
 job_key=""       # <job>.<step>, sanitised

@@ -14,19 +14,20 @@
 #             auto must take peer-ordered links;
 #             jacobi2d likewise at 1 and 4 ranks per GPU
 #   bigbox    ranks of 6 and 8 GiB fields over IPC (2 ranks on one GPU 1536x1024x1024 double,
-#             one rank per GPU 2048x1024x1024 double): they run; a grid no GPU holds: one line
+#             one rank per GPU 2048x1024x1024 double, and on every GPU of a node of more than 2
+#             with --halo ipc): they run; a grid no GPU holds: one line
 #   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
 #   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
 #   startup   16 ranks per GPU on every GPU (funnel_mps_client): funnel-run against a ten-line
 #             wrapper that starts one daemon, median of 3 jobs each (goal: no slower)
-#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank per GPU),
+#   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank on every GPU),
 #             memcheck on the staged path with two steps per launch
 #   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
 # Usage: scripts/gpu/node-check.sh [--build-dir DIR] [--stages LIST] [--help]
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '5,26p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,27p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
@@ -167,6 +168,13 @@ stage_bigbox() {
   rc=0; stencil_run big-2gpu 2 --gpus 0,1 -- --n 2048,1024,1024 --steps 4 --halo auto || rc=$?
   record bigbox "1 rank/GPU, 8 GiB fields (peer)" "$(verdict test "${rc}" -eq 0)" \
     "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-2gpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+  if ((gpus > 2)); then
+    rc=0; stencil_run big-allgpu "${gpus}" --gpus "$(gpu_list "${gpus}")" -- \
+      --n "$((1024 * gpus)),1024,1024" --steps 4 --halo ipc || rc=$?
+    record bigbox "1 rank/GPU on ${gpus} GPUs, 8 GiB fields (--halo ipc)" \
+      "$(verdict test "${rc}" -eq 0)" \
+      "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-allgpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+  fi
   rc=0; stencil_run big-nofit 2 --gpus 0,1 -- --n 32768,1024,1024 --steps 4 --halo auto || rc=$?
   record bigbox "a grid that fits no GPU: exit 1, one line" \
     "$(verdict test "${rc}" -eq 1 -a "$(grep -c 'funnel-stencil: ' "${out}/big-nofit.log")" -le 1)" \
@@ -299,10 +307,11 @@ stage_sanitize() {
   local tool rc
   for tool in memcheck racecheck synccheck; do
     rc=0
-    (cd "${work}" && timeout 400 mpirun -np 2 "${run}" --gpus 0,1 -- compute-sanitizer --tool "${tool}" \
-      --error-exitcode 9 "${stencil}" --n 32,24,20 --steps 6 --dtype float --quiet) \
+    (cd "${work}" && timeout 400 mpirun -np "${gpus}" "${run}" --gpus "$(gpu_list "${gpus}")" -- \
+      compute-sanitizer --tool "${tool}" --error-exitcode 9 "${stencil}" \
+      --n "$((16 * gpus)),24,20" --steps 6 --dtype float --quiet) \
       >"${out}/sanitize-${tool}.log" 2>&1 || rc=$?
-    record sanitize "peer path, 2 ranks on 2 GPUs: ${tool}" "$(verdict test "${rc}" -eq 0)" \
+    record sanitize "peer path, ${gpus} ranks on ${gpus} GPUs: ${tool}" "$(verdict test "${rc}" -eq 0)" \
       "$(grep -m1 -E 'ERROR SUMMARY|RACECHECK SUMMARY' "${out}/sanitize-${tool}.log")"
   done
   # The staged path with two steps per launch: overlapped pairs, faces through the host.

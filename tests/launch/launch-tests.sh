@@ -478,7 +478,7 @@ case_binding_tables() {
   line=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=8 plan --mps-thread-percentage 40)
   expect_eq "thread percentage given" 40 "$(field threads "${line}")"
   line=$(plan)
-  expect_eq "default connections" 8 "$(field connections "${line}")"
+  expect_eq "default connections: CUDA's own" - "$(field connections "${line}")"
   line=$(plan --streams 4)
   expect_eq "connections from streams" 4 "$(field connections "${line}")"
   line=$(plan --streams 100)
@@ -886,20 +886,27 @@ conn_of() {
 
 case_per_client() {
   export FAKE_GPU_COUNT=1
-  # CUDA's default, and under MPS the rank's share of the budget (96 per GPU by default).
-  expect_eq "1 rank" 8 "$(conn_of 1)"
-  expect_eq "1 rank, --mps on" 8 "$(conn_of 1 --mps on)"
-  expect_eq "8 ranks on one GPU" 8 "$(conn_of 8)"
-  expect_eq "16 ranks on one GPU" 6 "$(conn_of 16)"
-  expect_eq "48 ranks on one GPU" 2 "$(conn_of 48)"
-  expect_eq "48 ranks without MPS: no shared pool" 8 "$(conn_of 48 --mps off)"
-  expect_eq "16 ranks, budget 128" 8 "$(conn_of 16 --mps-connection-budget 128)"
-  expect_eq "48 ranks, budget 48" 1 "$(conn_of 48 --mps-connection-budget 48)"
-  expect_eq "48 ranks, FUNNEL_MPS_CONNECTION_BUDGET=144" 3 "$(FUNNEL_MPS_CONNECTION_BUDGET=144 conn_of 48)"
+  # Nothing requested: the variable stays unset (CUDA's 8, MPS's 2) while MPS's 2 a rank fits the
+  # budget (96 per GPU by default); past it the rank's share of the budget.
+  expect_eq "1 rank" - "$(conn_of 1)"
+  expect_eq "1 rank, --mps on" - "$(conn_of 1 --mps on)"
+  expect_eq "8 ranks on one GPU" - "$(conn_of 8)"
+  expect_eq "16 ranks on one GPU" - "$(conn_of 16)"
+  expect_eq "48 ranks on one GPU" - "$(conn_of 48)"
+  expect_eq "48 ranks without MPS: no shared pool" - "$(conn_of 48 --mps off)"
+  expect_eq "48 ranks, budget 48: the share" 1 "$(conn_of 48 --mps-connection-budget 48)"
+  expect_eq "48 ranks, FUNNEL_MPS_CONNECTION_BUDGET=72: the share" 1 \
+    "$(FUNNEL_MPS_CONNECTION_BUDGET=72 conn_of 48)"
+  expect_eq "24 ranks, budget 48: MPS's 2 fits" - "$(conn_of 24 --mps-connection-budget 48)"
+  # A request: granted up to the rank's share of the budget.
+  expect_eq "16 ranks ask 8, budget 128" 8 "$(conn_of 16 --max-connections 8 --mps-connection-budget 128)"
+  expect_eq "48 ranks ask 4, FUNNEL_MPS_CONNECTION_BUDGET=144" 3 \
+    "$(FUNNEL_MPS_CONNECTION_BUDGET=144 conn_of 48 --max-connections 4 2>/dev/null)"
+  expect_eq "48 ranks ask 8 without MPS" 8 "$(conn_of 48 --mps off --max-connections 8)"
   expect_eq "thread percentage auto, 48 ranks" 2 \
     "$(field threads "$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan --gpus 0 --mps-thread-percentage auto)")"
-  expect_eq "16 ranks over 2 GPUs (8 each)" 8 \
-    "$(field connections "$(FAKE_GPU_COUNT=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=16 plan)")"
+  expect_eq "16 ranks over 2 GPUs (8 each), asking 16: 12" 12 \
+    "$(field connections "$(FAKE_GPU_COUNT=2 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=16 plan --max-connections 16 2>/dev/null)")"
 
   # A request the budget cannot give every rank: lowered, and local rank 0 warns once.
   local out
@@ -917,15 +924,19 @@ case_per_client() {
   out=$(CUDA_DEVICE_MAX_CONNECTIONS=4 OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0)
   expect_contains "and the environment's request" "CUDA_DEVICE_MAX_CONNECTIONS=4 for 48 ranks" "${out}"
   expect_eq "the environment's request without MPS" 4 "$(CUDA_DEVICE_MAX_CONNECTIONS=4 conn_of 1)"
-  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0)
-  expect_eq "the default request is lowered silently" 0 "$(grep -c 'connection budget' <<<"${out}")"
+  out=$(OMPI_COMM_WORLD_LOCAL_RANK=0 OMPI_COMM_WORLD_LOCAL_SIZE=48 plan_raw --gpus 0 \
+    --mps-connection-budget 48)
+  expect_eq "no request: lowered silently" 0 "$(grep -c 'connection budget' <<<"${out}")"
 
-  # What the apps of 16 and 48 ranks on one GPU get under real mpirun.
-  local n f
+  # What the apps of 16 ranks (nothing requested: unset) and 48 ranks asking 4 connections (the
+  # budget's share, 2) on one GPU get under real mpirun.
+  local n f ask want
   for n in 16 48; do
     rm -f "${FAKE_APP_DIR}"/rank.* && : >"${FAKE_NVIDIA_LOG}"
-    local rc=0 want=$((96 / n))
-    FAKE_APP_SLEEP=1 mpi "${n}" --mps-thread-percentage auto -- "${FAKE_APP}" 2>/dev/null || rc=$?
+    local rc=0
+    ask=(); want=""
+    ((n < 48)) || { ask=(--max-connections 4); want=$((96 / n)); }
+    FAKE_APP_SLEEP=1 mpi "${n}" --mps-thread-percentage auto "${ask[@]}" -- "${FAKE_APP}" 2>/dev/null || rc=$?
     expect_eq "${n} ranks: mpirun status" 0 "${rc}"
     expect_eq "${n} ranks: apps" "${n}" "$(app_files | wc -l)"
     expect_eq "${n} ranks: one daemon" 1 "$(daemon_starts)"
