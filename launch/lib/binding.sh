@@ -406,7 +406,7 @@ thread_percentage() {
 # budget. Without a request CUDA's default stands (8, under MPS 2): connections cost every client
 # start-up time (docs/funnel-run.md), so funnel-run asks for none the app did not ask for.
 connections() {
-  local requested="" source="" granted
+  local requested="" source=""
   if [[ -n ${opt_max_connections} ]]; then
     requested=$((10#${opt_max_connections}))
     source="--max-connections ${opt_max_connections}"
@@ -429,21 +429,19 @@ connections() {
   local budget=$((10#${opt_connection_budget})) share worst
   share=$((budget / ranks_on_gpu))
   ((share > 0)) || share=1
-  worst=$((budget / max_ranks_on_gpu))
-  ((worst > 0)) || worst=1
   if [[ -z ${source} ]]; then
     # MPS's own default, unless the ranks on this GPU would outgrow the budget with it.
     ((MPS_CLIENT_DEFAULT_CONNECTIONS <= share)) || echo "${share}"
     return 0
   fi
-  granted=${requested}
-  ((granted <= share)) || granted=${share}
+  worst=$((budget / max_ranks_on_gpu))
+  ((worst > 0)) || worst=1
   if ((requested > worst)); then
     warn_once "${source} for ${max_ranks_on_gpu} ranks on one GPU is more than the MPS" \
       "connection budget of ${budget} per GPU allows: each rank gets ${worst} (the budget /" \
       "ranks on its GPU); raise --mps-connection-budget if this driver has more"
   fi
-  echo "${granted}"
+  echo $((requested < share ? requested : share))
 }
 
 # Prints the binding line of --print-binding and --dry-run (one write, so that the lines of ranks

@@ -160,20 +160,23 @@ stage_bitwise() {
   record bitwise "MPS left after the jobs" "$(verdict test "$(mps_left)" -eq 0)" ""
 }
 
+# bigbox_case TAG WHAT RANKS GPU_LIST APP_ARGS...: one big-box job that must run; the detail is
+# rank 0's halo links from the plan.
+bigbox_case() {
+  local tag=$1 what=$2 ranks=$3 list=$4 rc=0
+  shift 4
+  stencil_run "${tag}" "${ranks}" --gpus "${list}" -- "$@" --steps 4 || rc=$?
+  record bigbox "${what}" "$(verdict test "${rc}" -eq 0)" \
+    "rc ${rc}; $(grep -m1 'rank 0:' "${out}/${tag}.log" | sed 's/.*rank 0://' | cut -c1-40)"
+}
+
 stage_bigbox() {
   local rc
-  rc=0; stencil_run big-1gpu 2 --gpus 0,0 -- --n 1536,1024,1024 --steps 4 --halo auto || rc=$?
-  record bigbox "2 ranks, 1 GPU, 6 GiB fields (IPC)" "$(verdict test "${rc}" -eq 0)" \
-    "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-1gpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
-  rc=0; stencil_run big-2gpu 2 --gpus 0,1 -- --n 2048,1024,1024 --steps 4 --halo auto || rc=$?
-  record bigbox "1 rank/GPU, 8 GiB fields (peer)" "$(verdict test "${rc}" -eq 0)" \
-    "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-2gpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+  bigbox_case big-1gpu "2 ranks, 1 GPU, 6 GiB fields (IPC)" 2 0,0 --n 1536,1024,1024 --halo auto
+  bigbox_case big-2gpu "1 rank/GPU, 8 GiB fields (peer)" 2 0,1 --n 2048,1024,1024 --halo auto
   if ((gpus > 2)); then
-    rc=0; stencil_run big-allgpu "${gpus}" --gpus "$(gpu_list "${gpus}")" -- \
-      --n "$((1024 * gpus)),1024,1024" --steps 4 --halo ipc || rc=$?
-    record bigbox "1 rank/GPU on ${gpus} GPUs, 8 GiB fields (--halo ipc)" \
-      "$(verdict test "${rc}" -eq 0)" \
-      "rc ${rc}; $(grep -m1 'rank 0:' "${out}/big-allgpu.log" | sed 's/.*rank 0://' | cut -c1-40)"
+    bigbox_case big-allgpu "1 rank/GPU on ${gpus} GPUs, 8 GiB fields (--halo ipc)" "${gpus}" \
+      "$(gpu_list "${gpus}")" --n "$((1024 * gpus)),1024,1024" --halo ipc
   fi
   rc=0; stencil_run big-nofit 2 --gpus 0,1 -- --n 32768,1024,1024 --steps 4 --halo auto || rc=$?
   record bigbox "a grid that fits no GPU: exit 1, one line" \
