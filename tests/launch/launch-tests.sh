@@ -898,6 +898,9 @@ case_per_client() {
   expect_eq "48 ranks, FUNNEL_MPS_CONNECTION_BUDGET=72: the share" 1 \
     "$(FUNNEL_MPS_CONNECTION_BUDGET=72 conn_of 48)"
   expect_eq "24 ranks, budget 48: MPS's 2 fits" - "$(conn_of 24 --mps-connection-budget 48)"
+  # A prime count at the edge: 47 x 2 = 94 fits 96 but not 93 (93 / 47 = 1).
+  expect_eq "47 ranks: MPS's 2 fits" - "$(conn_of 47)"
+  expect_eq "47 ranks, budget 93: the share" 1 "$(conn_of 47 --mps-connection-budget 93)"
   # A request: granted up to the rank's share of the budget.
   expect_eq "16 ranks ask 8, budget 128" 8 "$(conn_of 16 --max-connections 8 --mps-connection-budget 128)"
   expect_eq "48 ranks ask 4, FUNNEL_MPS_CONNECTION_BUDGET=144" 3 \
