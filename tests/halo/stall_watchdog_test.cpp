@@ -1,17 +1,22 @@
 // SPDX-FileCopyrightText: 2026 The funnel authors
 // SPDX-License-Identifier: Apache-2.0
-// The stall watchdog's look at the word a GPU wait writes when it gives up (kernel signals):
+// The stall watchdog's polls: how long they sleep, and that a wait polling on another rank
+// returns. Its look at the word a GPU wait writes when it gives up (kernel signals):
 // every wait checks it, even one whose work is already done (a wait that gave up lets the work
 // end), and the error names the neighbour across the face. Host backend: the word is plain memory
 // here, as the pinned word is to the host on CUDA.
 #include "stall_watchdog.hpp"
 
 #include <gtest/gtest.h>
+#include <mpi.h>
+#include <sys/prctl.h>
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <thread>
 
 #include "funnel/error.hpp"
 #include "funnel/runtime/event.hpp"
@@ -19,7 +24,9 @@
 
 namespace {
 
+using funnel::detail::poll_pause;
 using funnel::detail::stall_watchdog;
+using std::chrono::microseconds;
 
 funnel::event done_event() {
   funnel::event e(funnel::backend_kind::host);
@@ -55,6 +62,42 @@ TEST(StallWatchdog, WithoutAWatchedWordNothingIsChecked) {
   const stall_watchdog w(std::chrono::seconds(1), {});
   EXPECT_NO_THROW(w.check_device());
   EXPECT_NO_THROW(w.wait(done_event()));
+}
+
+// The sleeps of a poll: 2, 4, 8, 16 us, then no longer than 16 us while the wait is young (a
+// step of a small grid), growing with the wait up to 200 us.
+TEST(StallWatchdog, PollSleepsDoubleUpToABoundThatGrowsWithTheWait) {
+  EXPECT_EQ(poll_pause(microseconds(0), microseconds(0)), microseconds(2));
+  EXPECT_EQ(poll_pause(microseconds(2), microseconds(3)), microseconds(4));
+  EXPECT_EQ(poll_pause(microseconds(8), microseconds(20)), microseconds(16));
+  EXPECT_EQ(poll_pause(microseconds(16), microseconds(130)), microseconds(16));
+  EXPECT_EQ(poll_pause(microseconds(16), microseconds(1600)), microseconds(32));
+  EXPECT_EQ(poll_pause(microseconds(32), microseconds(1600)), microseconds(50));
+  EXPECT_EQ(poll_pause(microseconds(200), std::chrono::seconds(5)), microseconds(200));
+  microseconds pause(0);
+  microseconds waited(0);
+  for (int i = 0; i < 1000; ++i) {
+    pause = poll_pause(pause, waited);
+    EXPECT_LE(pause, std::max(microseconds(16), waited / 32))
+        << "after " << waited.count() << " us";
+    waited += pause;
+  }
+  EXPECT_EQ(pause, microseconds(200));
+}
+
+// A wait that polls (rank 1 joins the barrier 5 ms late) returns once the collective completes,
+// and leaves the thread's timer slack as it found it.
+TEST(StallWatchdog, PollingWaitReturnsAndRestoresTheTimerSlack) {
+  const int before = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+  const stall_watchdog w(std::chrono::seconds(30), {});
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  MPI_Request request = MPI_REQUEST_NULL;
+  ASSERT_EQ(MPI_Ibarrier(MPI_COMM_WORLD, &request), MPI_SUCCESS);
+  EXPECT_NO_THROW(w.wait(request));
+  EXPECT_EQ(request, MPI_REQUEST_NULL);
+  EXPECT_EQ(prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL), before);
 }
 
 }  // namespace

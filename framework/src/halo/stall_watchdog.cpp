@@ -7,6 +7,10 @@
 #include <sstream>
 #include <thread>
 
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
+
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 
@@ -44,18 +48,54 @@ std::string seconds_text(std::chrono::milliseconds t) {
   return out.str();
 }
 
+// Linux stretches every sleep by the thread's timer slack (50 us by default), more than a step
+// of a small grid lasts: while a wait polls, its sleeps ask for 1 us of slack, and the thread's
+// own setting comes back afterwards (the app's other sleeps are not ours to change).
+class precise_sleeps {
+ public:
+  precise_sleeps() noexcept {
+#ifdef __linux__
+    const int previous = prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL);
+    if (previous > 0 && prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL) == 0) previous_ = previous;
+#endif
+  }
+  ~precise_sleeps() {
+#ifdef __linux__
+    if (previous_ > 0)
+      (void)prctl(PR_SET_TIMERSLACK, static_cast<unsigned long>(previous_), 0UL, 0UL, 0UL);
+#endif
+  }
+  precise_sleeps(const precise_sleeps&) = delete;
+  precise_sleeps& operator=(const precise_sleeps&) = delete;
+
+ private:
+  int previous_ = 0;
+};
+
 }  // namespace
+
+std::chrono::microseconds poll_pause(std::chrono::microseconds previous,
+                                     std::chrono::steady_clock::duration waited) noexcept {
+  using std::chrono::microseconds;
+  const auto relative = std::chrono::duration_cast<microseconds>(waited) / 32;
+  const microseconds cap = std::clamp(relative, microseconds(16), microseconds(200));
+  return std::clamp(previous * 2, microseconds(2), cap);
+}
 
 template <class Done>
 void stall_watchdog::poll(const Done& done, const char* what) const {
-  const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  auto pause = std::chrono::microseconds(2);
-  while (!done()) {
-    if (std::chrono::steady_clock::now() >= deadline) stalled(what);
-    // Short sleeps: ranks oversubscribing the cores must not spin against each other, and a
-    // step of a small grid lasts tens of microseconds.
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, std::chrono::microseconds(50));
+  if (!done()) {
+    const precise_sleeps timers;
+    const auto start = std::chrono::steady_clock::now();
+    const auto deadline = start + timeout_;
+    std::chrono::microseconds pause(0);
+    do {
+      const auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) stalled(what);
+      // Sleeps, not spins: ranks oversubscribing the cores must not spin against each other.
+      pause = poll_pause(pause, now - start);
+      std::this_thread::sleep_for(pause);
+    } while (!done());
   }
   // A wait on the GPU that gave up lets the work end (every later wait returns at once): the
   // work being done is then no success.

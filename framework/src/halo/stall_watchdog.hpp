@@ -26,6 +26,18 @@ struct peer_process {
   int pid = 0;   ///< its process id (on this node)
 };
 
+/**
+ * @brief The next sleep of a wait that polls: twice the last one, from 2 us, up to 1/32 of the
+ * time waited so far but at least 16 us and at most 200 us. A wait for a step of tens of
+ * microseconds notices its end within 16 us (the host then has the next step queued before the
+ * GPU runs dry); a wait of milliseconds wakes a few thousand times a second, and is late by at
+ * most 1/32 of it.
+ * @param previous the sleep before (0 for the first)
+ * @param waited how long the wait has lasted
+ */
+[[nodiscard]] std::chrono::microseconds poll_pause(
+    std::chrono::microseconds previous, std::chrono::steady_clock::duration waited) noexcept;
+
 class stall_watchdog {
  public:
   stall_watchdog() = default;
