@@ -67,6 +67,8 @@ class precise_sleeps {
   }
   precise_sleeps(const precise_sleeps&) = delete;
   precise_sleeps& operator=(const precise_sleeps&) = delete;
+  precise_sleeps(precise_sleeps&&) = delete;
+  precise_sleeps& operator=(precise_sleeps&&) = delete;
 
  private:
   int previous_ = 0;
