@@ -7,6 +7,7 @@
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <optional>
@@ -15,6 +16,8 @@
 #include <vector>
 
 #include "funnel/error.hpp"
+#include "funnel/kernels/detail/initial_values.hpp"
+#include "funnel/kernels/error_norms.hpp"
 #include "funnel/kernels/heat3d.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/kernels/jacobi2d.hpp"
@@ -423,6 +426,64 @@ TEST(InitializeCuda, MatchesHostFills) {
     for (const std::size_t n : ft::padding_elements(layout)) ASSERT_EQ(got[n], 0.0) << n;
     for (const std::size_t n : ft::padding_elements(jl)) ASSERT_EQ(ga[n], 0.0F) << n;
   }
+}
+
+// The error against the exact solution on the GPU: the host's figures (to the rounding of two
+// sin() and another summation order), the same figures on a second call, and no read outside
+// the interior (ghosts and padding are NaN), for a box inside a larger grid with padded rows.
+template <class T>
+void error_on_gpu_matches_host(std::mt19937_64& rng) {
+  for (const int row_align : {1, 8}) {
+    SCOPED_TRACE("row_align " + std::to_string(row_align));
+    test_stream stream;
+    const index3 global{40, 24, 30};
+    const index3 offset{13, 0, 7};
+    const auto layout = ft::make_layout(21, 24, 11, 2, row_align);
+    const double alpha = 0.5;
+    const double t = 0.003;
+    const double decay = std::exp(-fk::heat3d_decay_rate(global) * alpha * t);
+    std::uniform_real_distribution<double> noise(-1e-3, 1e-3);
+    std::vector<T> field = ft::poisoned_field<T>(layout);
+    const box inside = layout.interior_box();
+    for (std::int64_t k = inside.lo[2]; k < inside.hi[2]; ++k) {
+      for (std::int64_t j = inside.lo[1]; j < inside.hi[1]; ++j) {
+        for (std::int64_t i = inside.lo[0]; i < inside.hi[0]; ++i) {
+          const double exact = fk::detail::heat_mode_value(
+              offset[0] + i - inside.lo[0], offset[1] + j - inside.lo[1],
+              offset[2] + k - inside.lo[2], global[0], global[1], global[2]);
+          field[static_cast<std::size_t>(layout.index(i, j, k))] =
+              static_cast<T>(exact * decay + noise(rng));
+        }
+      }
+    }
+    const fk::error_norms host = fk::heat3d_error(layout, global, offset, alpha, t, field.data());
+    device_array<T> d(field);
+    const fk::error_norms gpu =
+        fk::heat3d_error(stream.view(), layout, global, offset, alpha, t, d.get());
+    const fk::error_norms again =
+        fk::heat3d_error(stream.view(), layout, global, offset, alpha, t, d.get());
+    EXPECT_EQ(gpu.cells, 21 * 24 * 11);
+    EXPECT_EQ(gpu.cells, host.cells);
+    EXPECT_GT(host.max_abs, 1e-4);
+    EXPECT_NEAR(gpu.max_abs, host.max_abs, 1e-12);
+    EXPECT_NEAR(gpu.sum_squares, host.sum_squares, 1e-12 * host.sum_squares);
+    EXPECT_TRUE(ft::same_bits(gpu.max_abs, again.max_abs));
+    EXPECT_TRUE(ft::same_bits(gpu.sum_squares, again.sum_squares));
+    // The host stream reads host memory: the host's own figures.
+    const fk::error_norms on_host =
+        fk::heat3d_error(stream_view::host(), layout, global, offset, alpha, t, field.data());
+    EXPECT_TRUE(ft::same_bits(on_host.sum_squares, host.sum_squares));
+  }
+}
+
+TEST(ErrorNormsCuda, MatchHostFloat) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  error_on_gpu_matches_host<float>(rng);
+}
+
+TEST(ErrorNormsCuda, MatchHostDouble) {
+  FUNNEL_TEST_SEEDED_RNG(rng);
+  error_on_gpu_matches_host<double>(rng);
 }
 
 namespace {

@@ -10,6 +10,7 @@
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
 #include "funnel/halo/pushed_exchange.hpp"
+#include "funnel/kernels/error_norms.hpp"
 #include "funnel/kernels/heat3d_block_shape.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/runtime/stream_view.hpp"
@@ -79,6 +80,11 @@ void heat3d_initialize(stream_view stream, const field_layout& layout,
 void jacobi2d_initialize(stream_view stream, const field_layout& layout,
                          const index3& global_interior, const index3& offset, float* a,
                          float* a_new);
+/// heat3d_error on the GPU: `decay` is the exact solution's factor at the field's time.
+template <class T>
+error_norms heat3d_error(stream_view stream, const field_layout& layout,
+                         const index3& global_interior, const index3& offset, double decay,
+                         const T* field);
 }  // namespace cuda
 
 namespace kokkos {

@@ -249,6 +249,22 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
   return norms;
 }
 
+template <class T>
+error_norms heat3d_error(stream_view stream, const field_layout& layout,
+                         const index3& global_interior, const index3& offset, double alpha,
+                         double t, const T* field) {
+  if (!stream.is_cuda()) return heat3d_error(layout, global_interior, offset, alpha, t, field);
+  constexpr const char* what = "funnel::kernels::heat3d_error";
+  detail::check_placement(layout, global_interior, offset, what);
+  FUNNEL_EXPECTS(field != nullptr, std::string(what) + ": field must not be null");
+#if FUNNEL_KERNELS_WITH_CUDA
+  const double decay = std::exp(-heat3d_decay_rate(global_interior) * alpha * t);
+  return detail::cuda::heat3d_error(stream, layout, global_interior, offset, decay, field);
+#else
+  not_compiled(implementation::cuda);
+#endif
+}
+
 #define FUNNEL_KERNELS_INSTANTIATE_HEAT3D(T)                                                      \
   template void heat3d_step<T>(stream_view, implementation, const field_layout&, const T*, T*,    \
                                const box&, heat3d_params<T>);                                     \
@@ -261,7 +277,9 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
   template void heat3d_initialize<T>(stream_view, const field_layout&, const index3&,             \
                                      const index3&, T*);                                          \
   template error_norms heat3d_error<T>(const field_layout&, const index3&, const index3&, double, \
-                                       double, const T*);
+                                       double, const T*);                                         \
+  template error_norms heat3d_error<T>(stream_view, const field_layout&, const index3&,           \
+                                       const index3&, double, double, const T*);
 FUNNEL_KERNELS_INSTANTIATE_HEAT3D(float)
 FUNNEL_KERNELS_INSTANTIATE_HEAT3D(double)
 #undef FUNNEL_KERNELS_INSTANTIATE_HEAT3D

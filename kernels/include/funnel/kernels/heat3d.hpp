@@ -199,4 +199,24 @@ template <class T>
                                        const index3& offset, double alpha, double t,
                                        const T* host_field);
 
+/**
+ * @brief The same where `stream` runs: a CUDA stream reads `field` in device memory (a block
+ * per plane; the planes' norms are summed on the host in plane order, so a field gives the same
+ * figures every run), the host stream reads it in host memory. Returns once the figures are in:
+ * on a CUDA stream it waits for the stream, whose earlier work must not wait on other ranks.
+ * @param stream where `field` is read
+ * @param layout the rank's field layout
+ * @param global_interior interior cells of the whole grid
+ * @param offset global index of this rank's first interior cell
+ * @param alpha diffusivity
+ * @param t simulated time of `field`
+ * @param field the rank's field, in the stream's memory
+ * @return the rank's share; reduce across ranks as error_norms describes
+ * @throw funnel::invalid_argument as the host overload
+ */
+template <class T>
+[[nodiscard]] error_norms heat3d_error(stream_view stream, const field_layout& layout,
+                                       const index3& global_interior, const index3& offset,
+                                       double alpha, double t, const T* field);
+
 }  // namespace funnel::kernels
