@@ -1,10 +1,11 @@
 // SPDX-FileCopyrightText: 2026 The funnel authors
 // SPDX-License-Identifier: Apache-2.0
-// The stall watchdog's polls: how long they sleep, and that a wait polling on another rank
-// returns. Its look at the word a GPU wait writes when it gives up (kernel signals):
-// every wait checks it, even one whose work is already done (a wait that gave up lets the work
-// end), and the error names the neighbour across the face. Host backend: the word is plain memory
-// here, as the pinned word is to the host on CUDA.
+// The stall watchdog's polls: how long they sleep, that a wait polling on another rank
+// returns, and that a collective's wait, which tests back to back first, still times out. Its look
+// at the word a GPU wait writes when it gives up (kernel signals): every wait checks it, even one
+// whose work is already done (a wait that gave up lets the work end), and the error names the
+// neighbour across the face. Host backend: the word is plain memory here, as the pinned word is to
+// the host on CUDA.
 #include "stall_watchdog.hpp"
 
 #include <gtest/gtest.h>
@@ -98,6 +99,30 @@ TEST(StallWatchdog, PollingWaitReturnsAndRestoresTheTimerSlack) {
   EXPECT_NO_THROW(w.wait(request));
   EXPECT_EQ(request, MPI_REQUEST_NULL);
   EXPECT_EQ(prctl(PR_GET_TIMERSLACK, 0UL, 0UL, 0UL, 0UL), before);
+}
+
+// Rank 0 gives the barrier 2 ms (its wait tests back to back for the first 1 ms), and rank 1
+// joins only after rank 0's wait has given up: the wait must throw stall_error, whatever the
+// load, and the barrier then completes for both.
+TEST(StallWatchdog, CollectiveWaitTimesOutAfterItsSpin) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  ASSERT_LT(stall_watchdog::mpi_spin, std::chrono::milliseconds(2));
+  int token = 0;
+  if (rank == 1) {
+    ASSERT_EQ(MPI_Recv(&token, 1, MPI_INT, 0, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_SUCCESS);
+  }
+  MPI_Request request = MPI_REQUEST_NULL;
+  ASSERT_EQ(MPI_Ibarrier(MPI_COMM_WORLD, &request), MPI_SUCCESS);
+  if (rank == 0) {
+    const stall_watchdog impatient(std::chrono::milliseconds(2), {});
+    EXPECT_THROW(impatient.wait(request), funnel::stall_error);
+    EXPECT_NE(request, MPI_REQUEST_NULL);
+    ASSERT_EQ(MPI_Send(&token, 1, MPI_INT, 1, 7, MPI_COMM_WORLD), MPI_SUCCESS);
+  }
+  const stall_watchdog w(std::chrono::seconds(30), {});
+  EXPECT_NO_THROW(w.wait(request));
+  EXPECT_EQ(request, MPI_REQUEST_NULL);
 }
 
 }  // namespace

@@ -85,19 +85,30 @@ std::chrono::microseconds poll_pause(std::chrono::microseconds previous,
 }
 
 template <class Done>
-void stall_watchdog::poll(const Done& done, const char* what) const {
+void stall_watchdog::poll(const Done& done, const char* what,
+                          std::chrono::microseconds spin) const {
   if (!done()) {
-    const precise_sleeps timers;
     const auto start = std::chrono::steady_clock::now();
     const auto deadline = start + timeout_;
-    std::chrono::microseconds pause(0);
-    do {
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) stalled(what);
-      // Sleeps, not spins: ranks oversubscribing the cores must not spin against each other.
-      pause = poll_pause(pause, now - start);
-      std::this_thread::sleep_for(pause);
-    } while (!done());
+    // Work that advances only while this rank calls in (MPI) is tested back to back first;
+    // yielding lets the ranks that share the core run meanwhile.
+    const auto spin_end = std::min(start + spin, deadline);
+    bool finished = false;
+    while (!finished && std::chrono::steady_clock::now() < spin_end) {
+      std::this_thread::yield();
+      finished = done();
+    }
+    if (!finished) {
+      const precise_sleeps timers;
+      std::chrono::microseconds pause(0);
+      do {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= deadline) stalled(what);
+        // Then sleeps: ranks oversubscribing the cores must not spin against each other.
+        pause = poll_pause(pause, now - start);
+        std::this_thread::sleep_for(pause);
+      } while (!done());
+    }
   }
   // A wait on the GPU that gave up lets the work end (every later wait returns at once): the
   // work being done is then no success.
@@ -129,7 +140,7 @@ void stall_watchdog::wait(MPI_Request& request) const {
         FUNNEL_MPI_TRY(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "stall_watchdog");
         return done != 0;
       },
-      "waiting for the other ranks in a collective");
+      "waiting for the other ranks in a collective", mpi_spin);
 }
 
 void stall_watchdog::watch_device(const volatile std::uint32_t* flag,

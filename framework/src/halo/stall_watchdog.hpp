@@ -52,8 +52,12 @@ class stall_watchdog {
   /// @brief Returns once the work submitted to `stream` has completed; the same timeout.
   void wait(stream_view stream) const;
   /// @brief Completes a non-blocking MPI request (a collective other ranks must join); the same
-  /// timeout.
+  /// timeout. It tests without sleeping (yielding the core) for its first `mpi_spin`, as
+  /// MPI_Wait would: a collective advances only inside MPI calls, round by round.
   void wait(MPI_Request& request) const;
+
+  /// How long wait(MPI_Request&) tests before it polls with sleeps (docs/halo.md, "Watchdog").
+  static constexpr std::chrono::microseconds mpi_spin{1000};
   /// @brief Throws stall_error: "no progress for T s <what>; neighbour ... has exited ...".
   [[noreturn]] void stalled(const std::string& what) const;
   /**
@@ -69,7 +73,8 @@ class stall_watchdog {
 
  private:
   template <class Done>
-  void poll(const Done& done, const char* what) const;
+  void poll(const Done& done, const char* what,
+            std::chrono::microseconds spin = std::chrono::microseconds(0)) const;
 
   std::chrono::milliseconds timeout_{60000};
   std::vector<peer_process> peers_;
