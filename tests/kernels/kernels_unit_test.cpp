@@ -467,6 +467,19 @@ TEST(Heat3dHost, InitializeMatchesModeAndZeroBoundary) {
   }
 }
 
+// Parts of a field add up to the norms of the whole: the larger max_abs, the sums.
+TEST(ErrorNorms, AddTakesTheLargerMaximumAndTheSums) {
+  fk::error_norms whole;
+  whole.add({0.25, 1.5, 3});
+  whole.add({0.125, 0.5, 5});
+  EXPECT_EQ(whole.max_abs, 0.25);
+  EXPECT_EQ(whole.sum_squares, 2.0);
+  EXPECT_EQ(whole.cells, 8);
+  whole.add({0.5, 0.0, 0});
+  EXPECT_EQ(whole.max_abs, 0.5);
+  EXPECT_EQ(whole.rms(), 0.5);
+}
+
 TEST(Heat3dHost, DecayRateOfUnitCube) {
   EXPECT_NEAR(fk::heat3d_decay_rate({31, 31, 31}), 3.0 * M_PI * M_PI, 1e-12);
   EXPECT_NEAR(fk::heat3d_decay_rate({31, 31, 1}), 2.0 * M_PI * M_PI, 1e-12);

@@ -56,7 +56,8 @@ class stall_watchdog {
   /// MPI_Wait would: a collective advances only inside MPI calls, round by round.
   void wait(MPI_Request& request) const;
 
-  /// How long wait(MPI_Request&) tests before it polls with sleeps (docs/halo.md, "Watchdog").
+  /// How long wait(MPI_Request&) tests before it polls with sleeps (docs/halo.md, "The stall
+  /// watchdog").
   static constexpr std::chrono::microseconds mpi_spin{1000};
   /// @brief Throws stall_error: "no progress for T s <what>; neighbour ... has exited ...".
   [[noreturn]] void stalled(const std::string& what) const;

@@ -241,11 +241,7 @@ error_norms heat3d_error(const field_layout& layout, const index3& global_interi
     }
   }
   error_norms norms;
-  for (const error_norms& n : plane) {
-    norms.max_abs = std::fmax(norms.max_abs, n.max_abs);
-    norms.sum_squares += n.sum_squares;
-    norms.cells += n.cells;
-  }
+  for (const error_norms& n : plane) norms.add(n);
   return norms;
 }
 

@@ -21,6 +21,18 @@ struct error_norms {
   std::int64_t cells = 0;    ///< cells compared
 
   /**
+   * @brief Adds the norms of other cells (another part of the same rank's field): the larger
+   * max_abs, the sums of sum_squares and cells. Parts added in a fixed order give the same
+   * figures every run.
+   * @param part the other cells' norms
+   */
+  void add(const error_norms& part) noexcept {
+    max_abs = std::fmax(max_abs, part.max_abs);
+    sum_squares += part.sum_squares;
+    cells += part.cells;
+  }
+
+  /**
    * @brief Root mean square error, of one rank or of the reduced norms of all ranks.
    * @return sqrt(sum_squares / cells); 0 when no cell was compared
    */
