@@ -1,12 +1,15 @@
 // SPDX-FileCopyrightText: 2026 The funnel authors
 // SPDX-License-Identifier: Apache-2.0
 // heat3d's error against the exact solution on the GPU: one block per interior plane, each
-// thread a fixed set of the plane's cells, a tree in shared memory per block; the planes' norms
-// land in pinned host memory and the host sums them in plane order. The field never crosses
+// thread a fixed set of the plane's cells, reduced by CUB's block reduction (a fixed order for a
+// fixed block size); the planes' norms land in pinned host memory and the host adds them in
+// plane order. The field never crosses
 // PCIe, and the figures do not depend on the GPU or on when the blocks run.
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <cub/block/block_reduce.cuh>
+#include <cuda/functional>
 #include <string>
 
 #include "detail/backends.hpp"
@@ -33,13 +36,6 @@ struct interior_placement {
   double decay;
 };
 
-// One plane's norms (error_norms without its methods, for device code).
-struct plane_norms {
-  double max_abs;
-  double sum_squares;
-  std::int64_t cells;
-};
-
 }  // namespace
 }  // namespace detail::cuda
 
@@ -47,9 +43,9 @@ struct plane_norms {
 template <class T>
 __global__ void __launch_bounds__(detail::cuda::error_threads)
     heat3d_error_planes(const T* __restrict__ field, detail::cuda::interior_placement p,
-                        detail::cuda::plane_norms* __restrict__ planes) {
-  __shared__ double largest[detail::cuda::error_threads];
-  __shared__ double squares[detail::cuda::error_threads];
+                        error_norms* __restrict__ planes) {
+  using block_reduce = cub::BlockReduce<double, detail::cuda::error_threads>;
+  __shared__ typename block_reduce::TempStorage storage;
   const std::int64_t plane = blockIdx.x;
   const std::int64_t k = p.lo[2] + plane;
   const std::int64_t cells = p.extent[0] * p.extent[1];
@@ -67,17 +63,10 @@ __global__ void __launch_bounds__(detail::cuda::error_threads)
     max_abs = fmax(max_abs, fabs(diff));
     sum += diff * diff;
   }
-  largest[threadIdx.x] = max_abs;
-  squares[threadIdx.x] = sum;
-  __syncthreads();
-  for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
-    if (threadIdx.x < half) {
-      largest[threadIdx.x] = fmax(largest[threadIdx.x], largest[threadIdx.x + half]);
-      squares[threadIdx.x] += squares[threadIdx.x + half];
-    }
-    __syncthreads();
-  }
-  if (threadIdx.x == 0) planes[plane] = {largest[0], squares[0], cells};
+  const double largest = block_reduce(storage).Reduce(max_abs, ::cuda::maximum<double>{});
+  __syncthreads();  // the storage is used again
+  const double squares = block_reduce(storage).Sum(sum);
+  if (threadIdx.x == 0) planes[plane] = {largest, squares, cells};
 }
 
 namespace detail::cuda {
@@ -102,17 +91,13 @@ error_norms heat3d_error(stream_view stream, const field_layout& layout,
   if (p.extent[0] <= 0 || p.extent[1] <= 0 || p.extent[2] <= 0) return norms;
   // The grid's x dimension holds up to 2^31 - 1 planes, far more than any array of cells has.
   const auto planes = static_cast<std::size_t>(p.extent[2]);
-  const pinned_buffer partial(backend_kind::cuda, planes * sizeof(plane_norms));
-  auto* out = static_cast<plane_norms*>(partial.data());
+  const pinned_buffer partial(backend_kind::cuda, planes * sizeof(error_norms));
+  auto* out = static_cast<error_norms*>(partial.data());
   heat3d_error_planes<T>
       <<<static_cast<unsigned>(planes), error_threads, 0, native(stream)>>>(field, p, out);
   FUNNEL_CUDA_TRY(cudaGetLastError(), "funnel::kernels::heat3d_error_planes launch");
   FUNNEL_CUDA_TRY(cudaStreamSynchronize(native(stream)), "funnel::kernels::heat3d_error");
-  for (std::size_t plane = 0; plane < planes; ++plane) {
-    norms.max_abs = std::fmax(norms.max_abs, out[plane].max_abs);
-    norms.sum_squares += out[plane].sum_squares;
-    norms.cells += out[plane].cells;
-  }
+  for (std::size_t plane = 0; plane < planes; ++plane) norms.add(out[plane]);
   return norms;
 }
 
