@@ -83,9 +83,10 @@ Options (each has an environment variable; the option wins):
                             CUDA program unchanged, and at the job's end print per GPU how busy
                             it was and how many ranks' work ran at once, with a verdict; writes
                             report.json and report.png to DIR (default ./funnel-report-<job>;
-                            per host when the job spans nodes). Costs little with long
-                            kernels, more with many short ones (measured: docs/report.md,
-                            Cost); without it nothing changes.
+                            per host when the job spans nodes). Tracing costs the GPU a
+                            fixed time per kernel and copy: little with long kernels, up to a
+                            fifth for many ranks of short ones; the report states its own cost
+                            (docs/report.md, Cost). Without it nothing changes.
                                                    [FUNNEL_REPORT=1|DIR]
   --internal-reap DIR       (internal) the reaper funnel-run starts detached for a job
                             directory; it stops the job's daemons and removes the directory

@@ -207,6 +207,8 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       spans.copies.shift(r.clock_offset_ns);
       into.kernels.add(spans.kernels);
       into.copies.add(spans.copies);
+      into.kernel_records += spans.kernel_records;
+      into.copy_records += spans.copy_records;
     }
   }
   // A rank whose records name no GPU but whom funnel-run bound to one is on that GPU, with
@@ -295,6 +297,8 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       share.kernel_s = static_cast<double>(kernels.total_ns()) * ns_to_s;
       share.copy_s = static_cast<double>(copies.total_ns()) * ns_to_s;
       share.ended_early = w->summary.ended_early;
+      share.traced_records = a.kernel_records + a.copy_records;
+      g.traced_records += share.traced_records;
       sum_s += share.gpu_s;
       kernel_sum_s += share.kernel_s;
       g.ranks.push_back(share);
@@ -310,6 +314,11 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       g.busy_fraction = g.busy_s / g.wall_s;
       g.kernel_busy_fraction = kernel_s / g.wall_s;
       g.copy_busy_fraction = static_cast<double>(copy_busy.total_ns()) * ns_to_s / g.wall_s;
+    }
+    g.tracing_cost_s = static_cast<double>(g.traced_records) * tracing_cost_per_record_s;
+    if (g.wall_s > 0) {
+      g.traced_per_s = static_cast<double>(g.traced_records) / g.wall_s;
+      g.tracing_cost_fraction = g.tracing_cost_s / g.wall_s;
     }
     g.ranks_in_flight = g.busy_s > 0 ? sum_s / g.busy_s : 0.0;
     g.kernel_ranks_in_flight = kernel_s > 0 ? kernel_sum_s / kernel_s : 0.0;

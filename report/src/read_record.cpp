@@ -67,6 +67,16 @@ std::string apply(rank_record& record, std::uint16_t type, const unsigned char* 
       record.spans += count;
       return {};
     }
+    case detail::chunk_counts: {
+      if (size != 16) return "count chunk of the wrong size";
+      const std::uint32_t kind = detail::get_u32(p + 4);
+      if (kind > 1) return "count chunk of unknown kind " + std::to_string(kind);
+      rank_record::slot_activity& slot = record.activity[detail::get_u32(p)];
+      (static_cast<activity_kind>(kind) == activity_kind::kernel ? slot.kernel_records
+                                                                 : slot.copy_records) +=
+          detail::get_u64(p + 8);
+      return {};
+    }
     case detail::chunk_alive:
       if (size != sample_bytes) return "alive chunk of the wrong size";
       see(record, get_sample(p));

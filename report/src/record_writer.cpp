@@ -164,6 +164,14 @@ void record_writer::append(std::uint32_t slot, activity_kind kind, std::vector<b
   } while (first < merged.size());
 }
 
+void record_writer::count(std::uint32_t slot, activity_kind kind, std::uint64_t records) {
+  std::string payload;
+  detail::put_u32(payload, slot);
+  detail::put_u32(payload, static_cast<std::uint32_t>(kind));
+  detail::put_u64(payload, records);
+  stage(detail::chunk_counts, payload);
+}
+
 void record_writer::alive(const clock_sample& at) {
   std::string payload;
   put_sample(payload, at);

@@ -48,7 +48,8 @@ json gpu_json(const gpu_summary& g) {
                      {"kernel_s", r.kernel_s},
                      {"copy_s", r.copy_s},
                      {"share_of_busy", g.busy_s > 0 ? r.gpu_s / g.busy_s : 0.0},
-                     {"ended_early", r.ended_early}});
+                     {"ended_early", r.ended_early},
+                     {"traced_records", r.traced_records}});
   }
   return json{{"uuid", g.uuid},
               {"name", g.name},
@@ -60,6 +61,12 @@ json gpu_json(const gpu_summary& g) {
               {"busy_fraction", g.busy_fraction},
               {"kernel_busy_fraction", g.kernel_busy_fraction},
               {"copy_busy_fraction", g.copy_busy_fraction},
+              {"tracing",
+               {{"records", g.traced_records},
+                {"records_per_s", g.traced_per_s},
+                {"cost_per_record_s", tracing_cost_per_record_s},
+                {"estimated_cost_s", g.tracing_cost_s},
+                {"estimated_cost_fraction", g.tracing_cost_fraction}}},
               {"ranks_at_once", g.ranks_at_once},
               {"kernel_ranks_at_once", g.kernel_ranks_at_once},
               {"max_ranks_at_once", g.max_ranks_at_once},

@@ -95,6 +95,9 @@ TEST_F(InjectGpu, RecordsKernelsCopiesAndTheEnd) {
   EXPECT_NEAR(recorded_ms, timed_ms, 0.05 * timed_ms) << o.output;
   EXPECT_GT(slot.copies.total_ns(), 0);
   EXPECT_EQ(r.dropped_records, 0u);
+  // Every record traced is counted: three kernels; two copies and a memset.
+  EXPECT_EQ(slot.kernel_records, 3u);
+  EXPECT_EQ(slot.copy_records, 3u);
 
   const fr::node_report report = fr::merge_records(fr::read_records(dir_), {});
   ASSERT_EQ(report.gpus.size(), 1u);
@@ -149,6 +152,8 @@ TEST_F(InjectGpu, GraphsNodeByNodeOrWhole) {
     const double recorded_ms =
         static_cast<double>(activity.begin()->second.kernels.total_ns()) * 1e-6;
     EXPECT_NEAR(recorded_ms, kernel_ms(o.output), 0.05 * kernel_ms(o.output)) << o.output;
+    // Two launches of three kernels: six kernel records node by node, two launches whole.
+    EXPECT_EQ(activity.begin()->second.kernel_records, value == "whole" ? 2u : 6u);
     bool noted = false;
     for (const std::string& n : r.notes) noted = noted || n.find(whole_note) != std::string::npos;
     EXPECT_EQ(noted, value == "whole");

@@ -67,7 +67,9 @@ struct rank_spec {
   std::vector<std::pair<double, double>> kernels;
   std::vector<std::pair<double, double>> copies;
   std::string boot_id = "boot-1";
-  std::int64_t mono_shift = 0;  // another boot's monotonic clock
+  std::int64_t mono_shift = 0;       // another boot's monotonic clock
+  std::uint64_t kernel_records = 0;  // kernels and copies the producer traced
+  std::uint64_t copy_records = 0;
 };
 
 std::int64_t at(double seconds) { return static_cast<std::int64_t>(seconds * 1e9 + 0.5); }
@@ -98,6 +100,8 @@ fr::rank_record make_record(const rank_spec& r) {
   for (const auto& [a, b] : r.copies) {
     slot.copies.add({sample(r, a).record_ns, sample(r, b).record_ns});
   }
+  slot.kernel_records = r.kernel_records;
+  slot.copy_records = r.copy_records;
   rec.last_seen = sample(r, r.end);
   rec.clean_end = r.clean;
   return rec;
@@ -234,6 +238,9 @@ TEST(RecordFormat, RoundTrip) {
     w.append(0, fr::activity_kind::copy, {{12, 14}}, {410, 510, 610});
     w.flush();
     w.append(0, fr::activity_kind::kernel, {{55, 70}}, {420, 520, 620});
+    w.count(0, fr::activity_kind::kernel, 5);
+    w.count(0, fr::activity_kind::copy, 1);
+    w.count(0, fr::activity_kind::kernel, 2);
     w.alive({430, 530, 630});
     w.note("a note");
     w.finish({440, 540, 640}, 3);
@@ -255,11 +262,13 @@ TEST(RecordFormat, RoundTrip) {
   const std::vector<fr::busy_interval> kernels = {{10, 30}, {50, 70}};
   EXPECT_EQ(activity[0].kernels.spans(), kernels);
   EXPECT_EQ(activity[0].copies.total_ns(), 2);
+  EXPECT_EQ(activity[0].kernel_records, 7u);
+  EXPECT_EQ(activity[0].copy_records, 1u);
   EXPECT_EQ(r.notes, std::vector<std::string>{"a note"});
   EXPECT_TRUE(r.clean_end);
   EXPECT_EQ(r.dropped_records, 3u);
   EXPECT_EQ(r.last_seen.monotonic_ns, 540);
-  EXPECT_EQ(r.chunks, 8u);
+  EXPECT_EQ(r.chunks, 11u);
 }
 
 TEST(RecordFormat, SecondProcessOfARankGetsItsOwnFile) {
@@ -390,6 +399,44 @@ TEST(Merge, OverlapsGapsAndClockOffsets) {
                                  "(kernels 1.2)") != std::string::npos;
   }
   EXPECT_TRUE(in_flight);
+}
+
+TEST(Merge, TracingCostFromTheTracedRecords) {
+  // 10 s job: 200000 kernels and 100000 copies on rank 0, 100000 kernels on rank 1.
+  std::vector<rank_spec> specs = two_ranks();
+  specs[0].kernel_records = 200000;
+  specs[0].copy_records = 100000;
+  specs[1].kernel_records = 100000;
+  const fr::node_report report = merge(specs);
+  ASSERT_EQ(report.gpus.size(), 1u);
+  const fr::gpu_summary& g = report.gpus[0];
+  EXPECT_EQ(g.ranks[0].traced_records, 300000u);
+  EXPECT_EQ(g.ranks[1].traced_records, 100000u);
+  EXPECT_EQ(g.traced_records, 400000u);
+  EXPECT_NEAR(g.traced_per_s, 40000.0, 1e-6);
+  EXPECT_NEAR(g.tracing_cost_s, 400000 * fr::tracing_cost_per_record_s, 1e-12);
+  EXPECT_NEAR(g.tracing_cost_fraction, 400000 * fr::tracing_cost_per_record_s / 10.0, 1e-12);
+  const auto tracing_line = [](const fr::node_report& r) {
+    for (const auto& l : fr::report_lines(r, "/records")) {
+      if (l.find("  tracing: ") == 0) return l;
+    }
+    return std::string();
+  };
+  // 0.12 s of 10 s: 1.2 %, stated.
+  EXPECT_EQ(tracing_line(report),
+            "  tracing: 400000 kernels and copies traced, 40000 a second; at about 0.3 us of GPU "
+            "time each, --report made this job about 120.0 ms (1 %) slower (docs/report.md, "
+            "Cost)");
+  // Below 1 % of the job (and without counts: records of a producer without CUPTI): no line.
+  specs[0].kernel_records = 10000;
+  specs[0].copy_records = 0;
+  specs[1].kernel_records = 0;
+  EXPECT_EQ(tracing_line(merge(specs)), "");
+  const nlohmann::json j = fr::to_json(report, fr::report_context{});
+  EXPECT_EQ(j.at("gpus")[0].at("tracing").at("records"), 400000u);
+  EXPECT_EQ(j.at("gpus")[0].at("ranks")[1].at("traced_records"), 100000u);
+  EXPECT_NEAR(j.at("gpus")[0].at("tracing").at("estimated_cost_fraction").get<double>(), 0.012,
+              1e-12);
 }
 
 TEST(Merge, RecordsOfDifferentBootsMeetOnRealtime) {

@@ -6,6 +6,7 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,17 +14,24 @@
 
 namespace funnel::report {
 
+/// @brief GPU time CUPTI's tracing takes per kernel, copy or memset, as measured on an H200 under
+/// MPS (docs/report.md, Cost): the report's estimate of its own cost.
+inline constexpr double tracing_cost_per_record_s = 0.3e-6;
+/// @brief From this estimated share of the job's wall time the report states its own cost.
+inline constexpr double tracing_cost_shown_from = 0.01;
+
 /**
  * @brief The figures of one GPU over the job's wall window (docs/report.md defines each).
  */
 struct gpu_summary {
   /// @brief One rank's share of this GPU.
   struct rank_share {
-    std::string label;         ///< the rank, as rank_summary::label
-    double gpu_s = 0;          ///< union of its kernels and copies on this GPU
-    double kernel_s = 0;       ///< union of its kernels on this GPU
-    double copy_s = 0;         ///< union of its copies on this GPU
-    bool ended_early = false;  ///< its record(s) lack the end marker
+    std::string label;                 ///< the rank, as rank_summary::label
+    double gpu_s = 0;                  ///< union of its kernels and copies on this GPU
+    double kernel_s = 0;               ///< union of its kernels on this GPU
+    double copy_s = 0;                 ///< union of its copies on this GPU
+    bool ended_early = false;          ///< its record(s) lack the end marker
+    std::uint64_t traced_records = 0;  ///< its kernels, copies and memsets traced on this GPU
   };
   /// @brief Min, max, mean and coefficient of variation of the ranks' gpu_s.
   struct spread {
@@ -45,6 +53,14 @@ struct gpu_summary {
   double busy_fraction = 0;         ///< busy_s / wall_s
   double kernel_busy_fraction = 0;  ///< the union of kernels only / wall_s
   double copy_busy_fraction = 0;    ///< the union of copies only / wall_s
+  /// Kernels, copies and memsets traced on this GPU, all ranks (a graph launch counts once when
+  /// graphs are traced whole); 0 when the records hold no counts (a producer without CUPTI).
+  std::uint64_t traced_records = 0;
+  double traced_per_s = 0;  ///< traced_records / wall_s
+  /// What tracing is estimated to have added to the job: traced_records times
+  /// tracing_cost_per_record_s (the GPU does each record's timestamps for one client at a time).
+  double tracing_cost_s = 0;
+  double tracing_cost_fraction = 0;  ///< tracing_cost_s / wall_s
   /// Time-weighted mean, over the busy time, of the number of ranks with work in flight (their
   /// spans overlapping): sum of the ranks' gpu_s / busy_s.
   double ranks_in_flight = 0;

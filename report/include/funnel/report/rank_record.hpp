@@ -22,8 +22,10 @@ namespace funnel::report {
 struct rank_record {
   /// @brief The busy spans of one device slot.
   struct slot_activity {
-    busy_interval_set kernels;  ///< kernel spans
-    busy_interval_set copies;   ///< copy and memset spans
+    busy_interval_set kernels;         ///< kernel spans
+    busy_interval_set copies;          ///< copy and memset spans
+    std::uint64_t kernel_records = 0;  ///< kernels traced (graph launches when traced whole)
+    std::uint64_t copy_records = 0;    ///< copies and memsets traced
   };
 
   std::string path;                    ///< the file

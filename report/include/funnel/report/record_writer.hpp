@@ -75,6 +75,15 @@ class record_writer {
   void append(std::uint32_t slot, activity_kind kind, std::vector<busy_interval> spans,
               const clock_sample& at);
   /**
+   * @brief Stages a count of activity records traced since the last count of this device and
+   * kind: one per kernel, copy or memset (one per graph launch when graphs are traced whole).
+   * The report estimates tracing's own cost from them.
+   * @param slot the device's slot (record_device::slot)
+   * @param kind kernels or copies
+   * @param records how many
+   */
+  void count(std::uint32_t slot, activity_kind kind, std::uint64_t records);
+  /**
    * @brief Stages a chunk that only says the process was alive at `at` (a flush without
    * new spans), so that a rank killed during a long idle stretch is seen ending late enough.
    * @param at the clocks now

@@ -36,6 +36,7 @@ enum chunk_type : std::uint16_t {
   chunk_alive = 4,      ///< 3 x i64 clock sample
   chunk_note = 5,       ///< one line of UTF-8 text
   chunk_end = 6,        ///< 3 x i64 clock sample, u64 dropped records: the clean end marker
+  chunk_counts = 7,     ///< u32 slot, u32 kind, u64 activity records traced since the last one
 };
 
 /// FNV-1a 64 offset basis.
