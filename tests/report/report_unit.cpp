@@ -17,6 +17,7 @@
 #include "funnel/error.hpp"
 #include "funnel/report/busy_interval_set.hpp"
 #include "funnel/report/concurrency_profile.hpp"
+#include "funnel/report/detail/record_format.hpp"
 #include "funnel/report/gpu_summary.hpp"
 #include "funnel/report/merge_records.hpp"
 #include "funnel/report/read_record.hpp"
@@ -356,6 +357,46 @@ TEST(RecordFormat, DamagedChunkStopsTheReader) {
   auto activity = r.activity;
   EXPECT_EQ(activity[0].kernels.total_ns(), 10);  // chunk 2 only
   EXPECT_EQ(r.chunks, 3u);
+}
+
+// A count chunk of a kind no writer uses, or of the wrong size, stops the reader there; the
+// counts before it stay.
+TEST(RecordFormat, MalformedCountChunkStopsTheReader) {
+  scratch_dir dir;
+  fr::rank_identity who;
+  who.pid = 7;
+  for (const bool wrong_size : {false, true}) {
+    SCOPED_TRACE(wrong_size ? "wrong size" : "unknown kind");
+    const std::string path = dir.file(wrong_size ? "size.record" : "kind.record");
+    std::uint64_t good_end = 0;
+    {
+      fr::record_writer w(path, who);
+      w.count(0, fr::activity_kind::kernel, 4);
+      w.flush();
+      good_end = w.bytes_written();
+      if (!wrong_size) w.count(0, static_cast<fr::activity_kind>(5), 1);
+    }
+    if (wrong_size) {  // a chunk 2 (identity, count) of type 7 whose payload lacks its count
+      std::string payload;
+      fr::detail::put_u32(payload, 0);
+      fr::detail::put_u32(payload, 0);
+      std::string chunk(fr::detail::chunk_magic, sizeof fr::detail::chunk_magic);
+      fr::detail::put_u16(chunk, fr::detail::format_version);
+      fr::detail::put_u16(chunk, fr::detail::chunk_counts);
+      fr::detail::put_u32(chunk, static_cast<std::uint32_t>(payload.size()));
+      fr::detail::put_u32(chunk, 2);
+      std::uint64_t sum = fr::detail::fnv1a(chunk.data(), chunk.size());
+      sum = fr::detail::fnv1a(payload.data(), payload.size(), sum);
+      fr::detail::put_u64(chunk, sum);
+      std::ofstream(path, std::ios::app | std::ios::binary) << chunk << payload;
+    }
+    const fr::rank_record r = fr::read_record(path);
+    EXPECT_EQ(r.damage,
+              "chunk 2 at byte " + std::to_string(good_end) + ": " +
+                  (wrong_size ? "count chunk of the wrong size" : "count chunk of unknown kind 5"));
+    auto activity = r.activity;
+    EXPECT_EQ(activity[0].kernel_records, 4u);
+  }
 }
 
 TEST(RecordFormat, NotARecordAndEmptyFile) {
