@@ -14,12 +14,14 @@
 #   overhead  with and without the injection library, twice each, alternating: the ratio of
 #             the app's timed steps, goal <= 1.02: heat3d 512^3 float on 8 ranks of GPU 0 and
 #             heat3d 768x96x96 float on 16 ranks (short kernels, many of them); shown beside
-#             it, the same with each CUDA graph launch one span (FUNNEL_REPORT_GRAPHS=whole)
+#             it, the same with each CUDA graph launch one span (FUNNEL_REPORT_GRAPHS=whole);
+#             a run more than 2 % slower must have the report's "tracing:" line (its own cost)
 #   launcher  funnel-run --report=DIR itself, 8 ranks of funnel-stencil: one block on stderr,
 #             report.json with 8 ranks
-#   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; its
-#   mean over the report's window must be within 5 points of the report's kernel busy % (a
-#   job of fewer than 20 samples is shown only: nvidia-smi averages over up to a second).
+#   Every job of share and stencil also samples nvidia-smi's utilization.gpu every 100 ms; the
+#   busy share it gives over the report's window (integrated up to a second past it, as its
+#   figure trails the GPU) must be within 5 points of the report's kernel busy % (a job of
+#   fewer than 20 samples is shown only: nvidia-smi averages over up to a second).
 # The other stages set what --report does through a per-rank wrapper after funnel-run
 # (CUDA_INJECTION64_PATH and FUNNEL_REPORT_RECORD for the app only), so that they can also merge
 # with a forced --mps and compare runs without the library.
@@ -32,7 +34,7 @@
 #   there: docs/report.md).
 set -euo pipefail
 
-usage() { sed -n '5,33p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,34p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "report-check.sh: $*" >&2; exit 2; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -101,23 +103,32 @@ print(f"{v:.3f}" if isinstance(v, float) else v)
 EOF
 }
 
-# smi_mean TAG: nvidia-smi's mean utilization.gpu over the report's window (samples inside it).
+# smi_mean TAG: nvidia-smi's utilization.gpu as a busy share of the report's window. Its value at
+# time t is the busy share of the sample period before t (up to a second), so its curve trails
+# the GPU by up to that period: a mean over the window's samples misses the tail of the job's
+# work (7 points low for a 3 s job). Its busy time is therefore integrated over the window and
+# the second after it (the GPU is idle once the job has ended) and divided by the window.
+# Prints the percentage and the samples used.
 smi_mean() {
   python3 - "${out}/$1/report.json" "${out}/$1.smi.csv" <<'EOF'
 import csv, datetime, json, sys
 r = json.load(open(sys.argv[1]))
 start = r["job"]["start_realtime_s"]
-end = start + r["job"]["wall_s"]
-values = []
+wall = r["job"]["wall_s"]
+samples = []
 for row in csv.reader(open(sys.argv[2])):
     try:
         t = datetime.datetime.strptime(row[0].strip(), "%Y/%m/%d %H:%M:%S.%f").timestamp()
-        u = float(row[1])
+        samples.append((t, float(row[1])))
     except (ValueError, IndexError):
         continue
-    if start <= t <= end:
-        values.append(u)
-print(f"{sum(values) / len(values):.1f} {len(values)}" if values else "nan 0")
+samples.sort()
+busy_s, used = 0.0, 0
+for (before, _), (t, u) in zip(samples, samples[1:]):
+    if start <= t <= start + wall + 1.0:
+        busy_s += u / 100 * min(t - before, 0.2)  # a stalled sampler's gap counts 0.2 s at most
+        used += 1
+print(f"{100 * busy_s / wall:.1f} {used}" if used and wall > 0 else "nan 0")
 EOF
 }
 
@@ -248,6 +259,15 @@ EOF2
     "$(python3 -c "print(f'{${with} / ${without}:.4f} ({${with}:.3f} s / {${without}:.3f} s)')" 2>/dev/null || echo "n/a")"
   record overhead "${label}: graphs whole / without" info \
     "$(python3 -c "print(f'{${whole} / ${without}:.4f} ({${whole}:.3f} s)')" 2>/dev/null || echo "n/a")"
+  # The report states its own cost when it is large: a run more than 2 % slower must have the
+  # block's "tracing:" line, one under 0.5 % must not (in between either is right).
+  local said=no
+  grep -q '  tracing: ' "${out}/${tag}.report.txt" 2>/dev/null && said=yes
+  record overhead "${label}: the report states its cost" "$(python3 -c "
+r = ${with} / ${without}
+print('ok' if (r <= 1.02 or '${said}' == 'yes') and (r >= 1.005 or '${said}' == 'no') else 'FAIL')
+" 2>/dev/null || echo FAIL)" "tracing line: ${said}; $(grep -o 'about [0-9.]* [mu]*s ([0-9]* %)' \
+    "${out}/${tag}.report.txt" 2>/dev/null | head -1)"
 }
 
 stage_overhead() {
