@@ -206,10 +206,7 @@ void activity_recorder::add(const std::uint8_t* buffer, std::size_t valid_size) 
         {{device, kind}, {static_cast<std::int64_t>(start), static_cast<std::int64_t>(end)}});
   }
   std::lock_guard<std::mutex> lock(mutex_);
-  for (const auto& [key, span] : spans) {
-    pending_[key].push_back(span);
-    ++traced_records_[key];
-  }
+  for (const auto& [key, span] : spans) pending_[key].push_back(span);
 }
 
 void CUPTIAPI activity_recorder::on_callback(void* /*user*/, CUpti_CallbackDomain domain,
@@ -262,14 +259,11 @@ void activity_recorder::write_pending(bool end) noexcept {
     bool any = false;
     for (auto& [key, spans] : pending_) {
       if (spans.empty()) continue;
+      // One span per activity record CUPTI handed over: their count is what was traced.
+      writer_->count(key.first, key.second, spans.size());
       writer_->append(key.first, key.second, std::move(spans), now);
       spans.clear();
       any = true;
-    }
-    for (auto& [key, records] : traced_records_) {
-      if (records == 0) continue;
-      writer_->count(key.first, key.second, records);
-      records = 0;
     }
     if (end) {
       writer_->finish(now, dropped_);
@@ -288,7 +282,6 @@ void activity_recorder::disable(const std::string& why) noexcept {
   say(why + "; recording stops here");
   writer_.reset();
   pending_.clear();
-  traced_records_.clear();
 }
 
 void activity_recorder::flush_loop() {

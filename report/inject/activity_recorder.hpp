@@ -78,8 +78,6 @@ class activity_recorder {
   std::mutex mutex_;  // guards everything below except active_
   std::unique_ptr<record_writer> writer_;
   std::map<std::pair<std::uint32_t, activity_kind>, std::vector<busy_interval>> pending_;
-  // Records traced since the last flush: the report estimates tracing's cost from them.
-  std::map<std::pair<std::uint32_t, activity_kind>, std::uint64_t> traced_records_;
   std::set<std::uint32_t> devices_;
   std::uint64_t dropped_ = 0;
   bool stopping_ = false;

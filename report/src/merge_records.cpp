@@ -315,11 +315,6 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       g.kernel_busy_fraction = kernel_s / g.wall_s;
       g.copy_busy_fraction = static_cast<double>(copy_busy.total_ns()) * ns_to_s / g.wall_s;
     }
-    g.tracing_cost_s = static_cast<double>(g.traced_records) * tracing_cost_per_record_s;
-    if (g.wall_s > 0) {
-      g.traced_per_s = static_cast<double>(g.traced_records) / g.wall_s;
-      g.tracing_cost_fraction = g.tracing_cost_s / g.wall_s;
-    }
     g.ranks_in_flight = g.busy_s > 0 ? sum_s / g.busy_s : 0.0;
     g.kernel_ranks_in_flight = kernel_s > 0 ? kernel_sum_s / kernel_s : 0.0;
     const concurrency_profile profile(std::move(all_sets), ws, we);

@@ -106,17 +106,18 @@ std::vector<std::string> report_lines(const node_report& report, const std::stri
     }
     wrapped(lines, "  GPU time:", items, "    ");
     lines.push_back("  verdict: " + g.outcome.text);
-    if (g.tracing_cost_fraction >= tracing_cost_shown_from) {
+    if (g.tracing_cost_fraction() >= tracing_cost_shown_from) {
       // The figures above include tracing's own cost: say how large it was, roughly.
       char cost[200];
       std::snprintf(cost, sizeof cost,
                     "%llu kernels and copies traced, %.0f a second; at about %.1f us of GPU time "
                     "each",
-                    static_cast<unsigned long long>(g.traced_records), g.traced_per_s,
+                    static_cast<unsigned long long>(g.traced_records), g.traced_per_s(),
                     tracing_cost_per_record_s * 1e6);
       lines.push_back(std::string("  tracing: ") + cost + ", --report made this job about " +
-                      format_seconds(g.tracing_cost_s) + " (" +
-                      format_percent(g.tracing_cost_fraction) + ") slower (docs/report.md, Cost)");
+                      format_seconds(g.tracing_cost_s()) + " (" +
+                      format_percent(g.tracing_cost_fraction()) +
+                      ") slower (docs/report.md, Cost)");
     }
   }
   std::vector<std::string> early;

@@ -454,9 +454,9 @@ TEST(Merge, TracingCostFromTheTracedRecords) {
   EXPECT_EQ(g.ranks[0].traced_records, 300000u);
   EXPECT_EQ(g.ranks[1].traced_records, 100000u);
   EXPECT_EQ(g.traced_records, 400000u);
-  EXPECT_NEAR(g.traced_per_s, 40000.0, 1e-6);
-  EXPECT_NEAR(g.tracing_cost_s, 400000 * fr::tracing_cost_per_record_s, 1e-12);
-  EXPECT_NEAR(g.tracing_cost_fraction, 400000 * fr::tracing_cost_per_record_s / 10.0, 1e-12);
+  EXPECT_NEAR(g.traced_per_s(), 40000.0, 1e-6);
+  EXPECT_NEAR(g.tracing_cost_s(), 400000 * fr::tracing_cost_per_record_s, 1e-12);
+  EXPECT_NEAR(g.tracing_cost_fraction(), 400000 * fr::tracing_cost_per_record_s / 10.0, 1e-12);
   const auto tracing_line = [](const fr::node_report& r) {
     for (const auto& l : fr::report_lines(r, "/records")) {
       if (l.find("  tracing: ") == 0) return l;

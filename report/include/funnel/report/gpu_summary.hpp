@@ -56,11 +56,6 @@ struct gpu_summary {
   /// Kernels, copies and memsets traced on this GPU, all ranks (a graph launch counts once when
   /// graphs are traced whole); 0 when the records hold no counts (a producer without CUPTI).
   std::uint64_t traced_records = 0;
-  double traced_per_s = 0;  ///< traced_records / wall_s
-  /// What tracing is estimated to have added to the job: traced_records times
-  /// tracing_cost_per_record_s (the GPU does each record's timestamps for one client at a time).
-  double tracing_cost_s = 0;
-  double tracing_cost_fraction = 0;  ///< tracing_cost_s / wall_s
   /// Time-weighted mean, over the busy time, of the number of ranks with work in flight (their
   /// spans overlapping): sum of the ranks' gpu_s / busy_s.
   double ranks_in_flight = 0;
@@ -81,6 +76,20 @@ struct gpu_summary {
   std::vector<double> timeline_busy;           ///< per bin: busy fraction of the bin
   std::vector<double> timeline_ranks_at_once;  ///< per bin: mean ranks with work running
   verdict outcome;                             ///< what the figures mean
+
+  /// @brief traced_records / wall_s (0 for an empty window).
+  [[nodiscard]] double traced_per_s() const noexcept {
+    return wall_s > 0 ? static_cast<double>(traced_records) / wall_s : 0.0;
+  }
+  /// @brief What tracing is estimated to have added to the job: traced_records times
+  /// tracing_cost_per_record_s (the GPU does each record's timestamps for one client at a time).
+  [[nodiscard]] double tracing_cost_s() const noexcept {
+    return static_cast<double>(traced_records) * tracing_cost_per_record_s;
+  }
+  /// @brief tracing_cost_s() / wall_s (0 for an empty window).
+  [[nodiscard]] double tracing_cost_fraction() const noexcept {
+    return wall_s > 0 ? tracing_cost_s() / wall_s : 0.0;
+  }
 };
 
 }  // namespace funnel::report
