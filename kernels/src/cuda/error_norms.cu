@@ -3,8 +3,8 @@
 // heat3d's error against the exact solution on the GPU: one block per interior plane, each
 // thread a fixed set of the plane's cells, reduced by CUB's block reduction (a fixed order for a
 // fixed block size); the planes' norms land in pinned host memory and the host adds them in
-// plane order. The field never crosses
-// PCIe, and the figures do not depend on the GPU or on when the blocks run.
+// plane order. The field never crosses PCIe, and the figures do not depend on the GPU or on
+// when the blocks run.
 #include <cuda_runtime.h>
 
 #include <cstdint>
