@@ -103,13 +103,13 @@ print(f"{v:.3f}" if isinstance(v, float) else v)
 EOF
 }
 
-# smi_mean TAG: nvidia-smi's utilization.gpu as a busy share of the report's window. Its value at
-# time t is the busy share of the sample period before t (up to a second), so its curve trails
-# the GPU by up to that period: a mean over the window's samples misses the tail of the job's
-# work (7 points low for a 3 s job). Its busy time is therefore integrated over the window and
-# the second after it (the GPU is idle once the job has ended) and divided by the window.
-# Prints the percentage and the samples used.
-smi_mean() {
+# smi_busy_share TAG: nvidia-smi's utilization.gpu as a busy share of the report's window. Its
+# value at time t is the busy share of the sample period before t (up to a second), so its curve
+# trails the GPU by up to that period: a mean over the window's samples misses the tail of the
+# job's work. Its busy time is therefore integrated over the window and the second after it (the
+# GPU is idle once the job has ended) and divided by the window. Prints the percentage and the
+# samples used.
+smi_busy_share() {
   python3 - "${out}/$1/report.json" "${out}/$1.smi.csv" <<'EOF'
 import csv, datetime, json, sys
 r = json.load(open(sys.argv[1]))
@@ -160,7 +160,7 @@ job() {
 check_smi() {
   local tag=$1 report smi samples verdict
   report=$(figure "${tag}" "100 * g['kernel_busy_fraction']")
-  read -r smi samples < <(smi_mean "${tag}")
+  read -r smi samples < <(smi_busy_share "${tag}")
   verdict=$(python3 -c "print('info' if ${samples} < 20 else 'ok' if abs(${report} - ${smi}) <= 5 else 'FAIL')" \
     2>/dev/null || echo FAIL)
   record smi "${tag}: report ${report} % vs nvidia-smi" "${verdict}" "${smi} % (${samples} samples)"
