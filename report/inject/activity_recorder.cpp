@@ -224,7 +224,20 @@ void activity_recorder::note_locked(const std::string& text) {
   writer_->note(text);
 }
 
+void activity_recorder::ask_for_hardware_timestamps() {
+#if CUPTI_API_VERSION >= 130000
+  // Kernels' timestamps are otherwise written by the GPU's front end, one MPS client at a time:
+  // the fixed cost per kernel that docs/report.md measures. GPUs with a hardware event system
+  // (Blackwell) can take them without it; elsewhere CUPTI answers "not supported" and nothing
+  // changes. CUPTI wants the driver initialised, which it is once a context exists.
+  if (cuptiActivityEnableHWTrace(1) == CUPTI_SUCCESS) {
+    note_locked("kernel timestamps from the GPU's hardware events (cuptiActivityEnableHWTrace)");
+  }
+#endif
+}
+
 void activity_recorder::note_device(CUcontext context) {
+  std::call_once(hardware_timestamps_asked_, [this] { ask_for_hardware_timestamps(); });
   std::uint32_t slot = 0;
   if (cuptiGetDeviceId(context, &slot) != CUPTI_SUCCESS) return;
   {

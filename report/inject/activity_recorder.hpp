@@ -71,6 +71,7 @@ class activity_recorder {
   void add(const std::uint8_t* buffer, std::size_t valid_size);
   void note_locked(const std::string& text);  // a note into the record, under the lock
   void note_device(CUcontext context);
+  void ask_for_hardware_timestamps();
   void write_pending(bool end) noexcept;
   void flush_loop();
   void disable(const std::string& why) noexcept;
@@ -79,6 +80,7 @@ class activity_recorder {
   std::unique_ptr<record_writer> writer_;
   std::map<std::pair<std::uint32_t, activity_kind>, std::vector<busy_interval>> pending_;
   std::set<std::uint32_t> devices_;
+  std::once_flag hardware_timestamps_asked_;
   std::uint64_t dropped_ = 0;
   bool stopping_ = false;
   std::condition_variable wake_;

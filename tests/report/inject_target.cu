@@ -6,7 +6,8 @@
 //   kill  three 200 ms kernels, then waits 1.5 s (several flush periods) and kills itself
 //         with SIGKILL: its record must keep the kernels and lack the end marker
 //   graph a CUDA graph of three 100 ms kernels, captured from a stream, launched twice
-// Prints "kernel_ms=<event-timed total of the kernels>" (of the graph launches for graph).
+// Prints "kernel_ms=<event-timed total of the kernels>" (of the graph launches for graph) and,
+// for run, "cc_major=<the GPU's compute capability major>".
 #include <cuda_runtime.h>
 
 #include <csignal>
@@ -86,6 +87,10 @@ int main(int argc, char** argv) {
     total_ms += ms;
   }
   std::printf("kernel_ms=%.3f\n", total_ms);
+  int cc_major = 0;
+  if (cudaDeviceGetAttribute(&cc_major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess) {
+    std::printf("cc_major=%d\n", cc_major);
+  }
   std::fflush(stdout);
   if (kill) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));

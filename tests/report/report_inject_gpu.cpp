@@ -5,11 +5,13 @@
 // their event-timed length) and copies, and ends with the end marker; a program killed mid-run
 // leaves its record so far without it; without FUNNEL_REPORT_RECORD nothing is written; a
 // CUDA graph's kernels are recorded node by node or, with FUNNEL_REPORT_GRAPHS=whole, as one
-// span per launch, with the same kernel time.
+// span per launch, with the same kernel time; hardware timestamps are noted only where the GPU
+// has them.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -98,6 +100,18 @@ TEST_F(InjectGpu, RecordsKernelsCopiesAndTheEnd) {
   // Every record traced is counted: three kernels; two copies and a memset.
   EXPECT_EQ(slot.kernel_records, 3u);
   EXPECT_EQ(slot.copy_records, 3u);
+  // Hardware timestamps are asked for on every GPU; before Blackwell (compute capability 10)
+  // CUPTI refuses them and the record says nothing of it.
+  bool hardware = false;
+  for (const std::string& n : r.notes)
+    hardware = hardware || n.find("hardware events") != std::string::npos;
+  const auto at = o.output.find("cc_major=");
+  ASSERT_NE(at, std::string::npos) << o.output;
+  const int cc_major = std::atoi(o.output.c_str() + at + 9);
+  std::printf("compute capability %d: hardware timestamps %s\n", cc_major, hardware ? "on" : "off");
+  if (cc_major < 10) {
+    EXPECT_FALSE(hardware);
+  }
 
   const fr::node_report report = fr::merge_records(fr::read_records(dir_), {});
   ASSERT_EQ(report.gpus.size(), 1u);
