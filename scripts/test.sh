@@ -62,10 +62,13 @@ cmake --build "${build}" -j "${jobs}"
 
 step "serial-HDF5 variant (one file per rank + virtual dataset)"
 serial=${build}-serial-hdf5
+# The configure log stays inside the build directory: nothing of a test run is left in the tree.
+mkdir -p "${serial}"
+serial_log=${serial}/configure.log
 cmake -S . -B "${serial}" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFUNNEL_BUILD_TESTS=ON \
   -DFUNNEL_ENABLE_CUDA=OFF -DFUNNEL_ENABLE_KOKKOS=OFF -DHDF5_PREFER_PARALLEL=OFF \
-  -DFUNNEL_BUILD_BENCHMARKS=OFF >"${serial}.log" 2>&1 || { cat "${serial}.log"; exit 1; }
-grep -q "parallel=0" "${serial}.log" || { echo "serial HDF5 was not selected"; cat "${serial}.log"; exit 1; }
+  -DFUNNEL_BUILD_BENCHMARKS=OFF >"${serial_log}" 2>&1 || { cat "${serial_log}"; exit 1; }
+grep -q "parallel=0" "${serial_log}" || { echo "serial HDF5 was not selected"; cat "${serial_log}"; exit 1; }
 serial_targets=$(cmake --build "${serial}" --target help | sed -n 's/^\(io_[A-Za-z0-9_]*\):.*/\1/p' | sort -u)
 if [[ -n ${serial_targets} ]]; then
   # shellcheck disable=SC2086 # one target name per word
