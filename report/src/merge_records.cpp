@@ -298,7 +298,6 @@ node_report merge_records(std::vector<rank_record> records, const merge_options&
       share.copy_s = static_cast<double>(copies.total_ns()) * ns_to_s;
       share.ended_early = w->summary.ended_early;
       share.traced_records = a.kernel_records + a.copy_records;
-      g.traced_records += share.traced_records;
       sum_s += share.gpu_s;
       kernel_sum_s += share.kernel_s;
       g.ranks.push_back(share);

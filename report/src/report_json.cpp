@@ -62,7 +62,7 @@ json gpu_json(const gpu_summary& g) {
               {"kernel_busy_fraction", g.kernel_busy_fraction},
               {"copy_busy_fraction", g.copy_busy_fraction},
               {"tracing",
-               {{"records", g.traced_records},
+               {{"records", g.traced_records()},
                 {"records_per_s", g.traced_per_s()},
                 {"cost_per_record_s", tracing_cost_per_record_s},
                 {"estimated_cost_s", g.tracing_cost_s()},

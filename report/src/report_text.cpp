@@ -112,7 +112,7 @@ std::vector<std::string> report_lines(const node_report& report, const std::stri
       std::snprintf(cost, sizeof cost,
                     "%llu kernels and copies traced, %.0f a second; at about %.1f us of GPU time "
                     "each",
-                    static_cast<unsigned long long>(g.traced_records), g.traced_per_s(),
+                    static_cast<unsigned long long>(g.traced_records()), g.traced_per_s(),
                     tracing_cost_per_record_s * 1e6);
       lines.push_back(std::string("  tracing: ") + cost + ", --report made this job about " +
                       format_seconds(g.tracing_cost_s()) + " (" +

@@ -453,7 +453,7 @@ TEST(Merge, TracingCostFromTheTracedRecords) {
   const fr::gpu_summary& g = report.gpus[0];
   EXPECT_EQ(g.ranks[0].traced_records, 300000u);
   EXPECT_EQ(g.ranks[1].traced_records, 100000u);
-  EXPECT_EQ(g.traced_records, 400000u);
+  EXPECT_EQ(g.traced_records(), 400000u);
   EXPECT_NEAR(g.traced_per_s(), 40000.0, 1e-6);
   EXPECT_NEAR(g.tracing_cost_s(), 400000 * fr::tracing_cost_per_record_s, 1e-12);
   EXPECT_NEAR(g.tracing_cost_fraction(), 400000 * fr::tracing_cost_per_record_s / 10.0, 1e-12);

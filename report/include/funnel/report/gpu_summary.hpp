@@ -53,9 +53,6 @@ struct gpu_summary {
   double busy_fraction = 0;         ///< busy_s / wall_s
   double kernel_busy_fraction = 0;  ///< the union of kernels only / wall_s
   double copy_busy_fraction = 0;    ///< the union of copies only / wall_s
-  /// Kernels, copies and memsets traced on this GPU, all ranks (a graph launch counts once when
-  /// graphs are traced whole); 0 when the records hold no counts (a producer without CUPTI).
-  std::uint64_t traced_records = 0;
   /// Time-weighted mean, over the busy time, of the number of ranks with work in flight (their
   /// spans overlapping): sum of the ranks' gpu_s / busy_s.
   double ranks_in_flight = 0;
@@ -77,14 +74,22 @@ struct gpu_summary {
   std::vector<double> timeline_ranks_at_once;  ///< per bin: mean ranks with work running
   verdict outcome;                             ///< what the figures mean
 
-  /// @brief traced_records / wall_s (0 for an empty window).
-  [[nodiscard]] double traced_per_s() const noexcept {
-    return wall_s > 0 ? static_cast<double>(traced_records) / wall_s : 0.0;
+  /// @brief Kernels, copies and memsets traced on this GPU, all ranks (a graph launch counts
+  /// once when graphs are traced whole); 0 when the records hold no counts (a producer without
+  /// CUPTI).
+  [[nodiscard]] std::uint64_t traced_records() const noexcept {
+    std::uint64_t sum = 0;
+    for (const rank_share& r : ranks) sum += r.traced_records;
+    return sum;
   }
-  /// @brief What tracing is estimated to have added to the job: traced_records times
+  /// @brief traced_records() / wall_s (0 for an empty window).
+  [[nodiscard]] double traced_per_s() const noexcept {
+    return wall_s > 0 ? static_cast<double>(traced_records()) / wall_s : 0.0;
+  }
+  /// @brief What tracing is estimated to have added to the job: traced_records() times
   /// tracing_cost_per_record_s (the GPU does each record's timestamps for one client at a time).
   [[nodiscard]] double tracing_cost_s() const noexcept {
-    return static_cast<double>(traced_records) * tracing_cost_per_record_s;
+    return static_cast<double>(traced_records()) * tracing_cost_per_record_s;
   }
   /// @brief tracing_cost_s() / wall_s (0 for an empty window).
   [[nodiscard]] double tracing_cost_fraction() const noexcept {
