@@ -6,6 +6,7 @@
 Usage: sanitize-gpu-tests.py BUILD_DIR [--tools memcheck,racecheck,synccheck] [--log DIR]
                              [--only REGEX]
 MPI tests get the sanitizer inserted in front of the executable, so every rank is checked.
+Tests labelled `no_sanitizer` (their CMakeLists says why) are named and not run.
 Prints one line per (test, tool) and a table; exits non-zero when any run reports errors.
 """
 import argparse
@@ -22,11 +23,13 @@ def gpu_tests(build):
     out = subprocess.run(["ctest", "--test-dir", build, "-L", "gpu", "-N", "--show-only=json-v1"],
                          check=True, capture_output=True, text=True).stdout
     for test in json.loads(out).get("tests", []):
-        env = {}
+        env, labels = {}, []
         for prop in test.get("properties", []):
             if prop["name"] == "ENVIRONMENT":
                 env.update(v.split("=", 1) for v in prop["value"])
-        yield test["name"], test["command"], env
+            elif prop["name"] == "LABELS":
+                labels = prop["value"]
+        yield test["name"], test["command"], env, labels
 
 
 def wrap(command, tool, build):
@@ -46,14 +49,6 @@ def wrap(command, tool, build):
 # Tests that only measure speed (large sizes, printed figures) are left out under the sanitizer:
 # they check nothing the functional tests do not, and run hundreds of times slower there.
 PERF_FILTER = "--gtest_filter=-*Bandwidth*:*Efficiency*:*Benchmark*:*Overlap*:*Throughput*"
-
-
-# Tests whose subject cannot work under compute-sanitizer, and why.
-NOT_UNDER_SANITIZER = {
-    # The sanitizer loads itself into the app through CUDA_INJECTION64_PATH, the variable that
-    # loads the report's library: the library under test is never loaded. It has no device code.
-    "report_inject_gpu": "the sanitizer takes CUDA_INJECTION64_PATH, which this test is about",
-}
 
 
 def app_runs(build):
@@ -134,14 +129,15 @@ def main():
     os.makedirs(args.log, exist_ok=True)
     rows, bad = [], 0
     runs = []
-    for name, command, env in gpu_tests(args.build):
+    for name, command, env, labels in gpu_tests(args.build):
         # Tests driven by a script (python) start the app themselves: covered by app_runs.
         if not command or os.path.basename(command[0]).startswith(("cmake", "python")):
             continue
-        if name in NOT_UNDER_SANITIZER:
+        # A test whose subject cannot run under the sanitizer says so by its label (the reason
+        # is beside its definition).
+        if "no_sanitizer" in labels:
             if not args.only or re.search(args.only, name):
-                print(f"{name:28s} {'all':10s} {'not run':12s} {NOT_UNDER_SANITIZER[name]}",
-                      flush=True)
+                print(f"{name:28s} {'all':10s} {'not run':12s} labelled no_sanitizer", flush=True)
             continue
         runs.append((name, command, env, True))
     runs += [(name, command, env, False) for name, command, env in app_runs(args.build)]
