@@ -216,6 +216,8 @@ void CUPTIAPI activity_recorder::on_callback(void* /*user*/, CUpti_CallbackDomai
       id != CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
     return;
   }
+  // The first context: the driver is initialised now, as CUPTI wants for this request.
+  std::call_once(r->hardware_timestamps_asked_, [r] { r->ask_for_hardware_timestamps(); });
   r->note_device(static_cast<const CUpti_ResourceData*>(data)->context);
 }
 
@@ -229,7 +231,7 @@ void activity_recorder::ask_for_hardware_timestamps() {
   // Kernels' timestamps are otherwise written by the GPU's front end, one MPS client at a time:
   // the fixed cost per kernel that docs/report.md measures. GPUs with a hardware event system
   // (Blackwell) can take them without it; elsewhere CUPTI answers "not supported" and nothing
-  // changes. CUPTI wants the driver initialised, which it is once a context exists.
+  // changes.
   if (cuptiActivityEnableHWTrace(1) == CUPTI_SUCCESS) {
     note_locked("kernel timestamps from the GPU's hardware events (cuptiActivityEnableHWTrace)");
   }
@@ -237,7 +239,6 @@ void activity_recorder::ask_for_hardware_timestamps() {
 }
 
 void activity_recorder::note_device(CUcontext context) {
-  std::call_once(hardware_timestamps_asked_, [this] { ask_for_hardware_timestamps(); });
   std::uint32_t slot = 0;
   if (cuptiGetDeviceId(context, &slot) != CUPTI_SUCCESS) return;
   {
