@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,8 +52,9 @@ def wrap(command, tool, build):
 PERF_FILTER = "--gtest_filter=-*Bandwidth*:*Efficiency*:*Benchmark*:*Overlap*:*Throughput*"
 
 
-def app_runs(build):
-    """funnel-stencil itself under the sanitizer: resident (IPC halos) and streamed modes."""
+def app_runs(build, scratch):
+    """funnel-stencil itself under the sanitizer: resident (IPC halos) and streamed modes; what
+    the runs write goes under `scratch`."""
     app = os.path.join(build, "bin", "funnel-stencil")
     if not os.access(app, os.X_OK):
         return
@@ -113,10 +115,9 @@ def app_runs(build):
         "--n", "48,40,36", "--steps", "6", "--mode", "streamed", "--steps-per-pass", "2"], {}
     # Snapshots behind the steps: device-side copy, download on the output stream, the block
     # written by a thread that waits for the download's event.
-    snapshots = tempfile.mkdtemp(prefix="funnel-sanitize-snapshots-")
     yield "app_heat3d_snapshots", mpi + ["2", app] + common + [
         "--n", "48,40,36", "--steps", "6", "--halo", "ipc", "--output-every", "2",
-        "--output-dir", snapshots], {}
+        "--output-dir", scratch], {}
 
 
 def main():
@@ -127,6 +128,14 @@ def main():
     parser.add_argument("--only", default="", help="run only the tests whose name matches")
     args = parser.parse_args()
     os.makedirs(args.log, exist_ok=True)
+    # A run stopped by `timeout` still removes its scratch directory (and subprocess.run kills
+    # the sanitized run it was waiting for).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    with tempfile.TemporaryDirectory(prefix="funnel-sanitize-") as scratch:
+        return sweep(args, scratch)
+
+
+def sweep(args, scratch):
     rows, bad = [], 0
     runs = []
     for name, command, env, labels in gpu_tests(args.build):
@@ -140,7 +149,7 @@ def main():
                 print(f"{name:28s} {'all':10s} {'not run':12s} labelled no_sanitizer", flush=True)
             continue
         runs.append((name, command, env, True))
-    runs += [(name, command, env, False) for name, command, env in app_runs(args.build)]
+    runs += [(name, command, env, False) for name, command, env in app_runs(args.build, scratch)]
     for name, command, env, gtest in runs:
         if args.only and not re.search(args.only, name):
             continue
