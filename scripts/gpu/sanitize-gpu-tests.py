@@ -6,7 +6,8 @@
 Usage: sanitize-gpu-tests.py BUILD_DIR [--tools memcheck,racecheck,synccheck] [--log DIR]
                              [--only REGEX]
 MPI tests get the sanitizer inserted in front of the executable, so every rank is checked.
-Tests labelled `no_sanitizer` (their CMakeLists says why) are named and not run.
+Tests labelled `no_sanitizer` (their CMakeLists says why) are named and not run; a test or app
+run whose program is not built is named NOT BUILT and counts as a failure.
 Prints one line per (test, tool) and a table; exits non-zero when any run reports errors.
 """
 import argparse
@@ -30,7 +31,8 @@ def gpu_tests(build):
                 env.update(v.split("=", 1) for v in prop["value"])
             elif prop["name"] == "LABELS":
                 labels = prop["value"]
-        yield test["name"], test["command"], env, labels
+        # CTest lists a test whose program is not built without a command.
+        yield test["name"], test.get("command"), env, labels
 
 
 def wrap(command, tool, build):
@@ -56,8 +58,6 @@ def app_runs(build, scratch):
     """funnel-stencil itself under the sanitizer: resident (IPC halos) and streamed modes; what
     the runs write goes under `scratch`."""
     app = os.path.join(build, "bin", "funnel-stencil")
-    if not os.access(app, os.X_OK):
-        return
     mpi = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np"]
     common = ["--backend", "cuda", "--quiet"]
     # Time-sliced ranks (no MPS here): --halo-overlap auto is off, so on is asked for once.
@@ -140,7 +140,7 @@ def sweep(args, scratch):
     runs = []
     for name, command, env, labels in gpu_tests(args.build):
         # Tests driven by a script (python) start the app themselves: covered by app_runs.
-        if not command or os.path.basename(command[0]).startswith(("cmake", "python")):
+        if command and os.path.basename(command[0]).startswith(("cmake", "python")):
             continue
         # A test whose subject cannot run under the sanitizer says so by its label (the reason
         # is beside its definition).
@@ -149,9 +149,16 @@ def sweep(args, scratch):
                 print(f"{name:28s} {'all':10s} {'not run':12s} labelled no_sanitizer", flush=True)
             continue
         runs.append((name, command, env, True))
-    runs += [(name, command, env, False) for name, command, env in app_runs(args.build, scratch)]
+    app_built = os.access(os.path.join(args.build, "bin", "funnel-stencil"), os.X_OK)
+    runs += [(name, command if app_built else None, env, False)
+             for name, command, env in app_runs(args.build, scratch)]
     for name, command, env, gtest in runs:
         if args.only and not re.search(args.only, name):
+            continue
+        if command is None:  # not checked, so not clean either
+            bad += 1
+            rows.append((name, "all", "NOT BUILT", "", 0.0))
+            print(f"{name:28s} {'all':10s} {'NOT BUILT':12s} build its target first", flush=True)
             continue
         for tool in args.tools.split(","):
             start = time.time()
