@@ -120,6 +120,58 @@ def app_runs(build, scratch):
         "--output-dir", scratch], {}
 
 
+def session_members(sid):
+    """The processes of session `sid` (from /proc)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                # Fields after the command (in parentheses): state, ppid, pgrp, session.
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) == sid:
+            pids.append(int(entry))
+    return pids
+
+
+def end_session(proc):
+    """Ends a run started by run_session and everything it started. mpirun puts each rank in a
+    process group of its own, so killing mpirun (or its group) leaves the ranks running on the
+    GPU: it gets SIGTERM first, on which it ends its ranks, then whatever is left of its session
+    gets SIGKILL."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    for pid in session_members(proc.pid):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def run_session(command, env, timeout):
+    """Runs `command` in a session of its own; on a timeout, or when this script is stopped
+    (SIGTERM), the whole session is ended before this returns or exits."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+        return subprocess.CompletedProcess(command, proc.returncode, out, err)
+    except subprocess.TimeoutExpired:
+        end_session(proc)
+        out, err = proc.communicate()
+        return subprocess.CompletedProcess(command, 124, out or "", (err or "") + "timed out")
+    except BaseException:
+        end_session(proc)
+        raise
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("build")
@@ -128,8 +180,8 @@ def main():
     parser.add_argument("--only", default="", help="run only the tests whose name matches")
     args = parser.parse_args()
     os.makedirs(args.log, exist_ok=True)
-    # A run stopped by `timeout` still removes its scratch directory (and subprocess.run kills
-    # the sanitized run it was waiting for).
+    # A run stopped by `timeout` still removes its scratch directory, after the sanitized run it
+    # was waiting for has ended (run_session).
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     with tempfile.TemporaryDirectory(prefix="funnel-sanitize-") as scratch:
         return sweep(args, scratch)
@@ -162,12 +214,8 @@ def sweep(args, scratch):
             continue
         for tool in args.tools.split(","):
             start = time.time()
-            try:
-                proc = subprocess.run(wrap(command, tool, args.build) + ([PERF_FILTER] if gtest else []),
-                                      capture_output=True, text=True, env={**os.environ, **env},
-                                      timeout=150)
-            except subprocess.TimeoutExpired as e:
-                proc = subprocess.CompletedProcess(e.cmd, 124, str(e.stdout or ""), "timed out")
+            proc = run_session(wrap(command, tool, args.build) + ([PERF_FILTER] if gtest else []),
+                               {**os.environ, **env}, timeout=150)
             text = proc.stdout + proc.stderr
             with open(os.path.join(args.log, f"sanitizer-{name}-{tool}.log"), "w") as f:
                 f.write(text)
