@@ -11,6 +11,7 @@ run whose program is not built is named NOT BUILT and counts as a failure.
 Prints one line per (test, tool) and a table; exits non-zero when any run reports errors.
 """
 import argparse
+import ctypes
 import json
 import os
 import re
@@ -120,55 +121,75 @@ def app_runs(build, scratch):
         "--output-dir", scratch], {}
 
 
-def session_members(sid):
-    """The processes of session `sid` (from /proc)."""
-    pids = []
+PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
+
+
+def become_subreaper():
+    """Makes this script the parent of every process its runs leave behind, so end_run can find
+    them: mpirun puts each rank in a process group of its own, and a rank's sanitizer that ends
+    leaves its target app running on the GPU, adopted by init unless a subreaper takes it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
+        print(f"sanitizer sweep: not a subreaper ({os.strerror(ctypes.get_errno())}): a run "
+              "stopped early may leave processes behind", flush=True)
+
+
+def children():
+    """(pid, state) of the processes whose parent is this script (from /proc)."""
+    me, found = os.getpid(), []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                # Fields after the command (in parentheses): state, ppid, pgrp, session.
+                # Fields after the command (in parentheses): state, ppid, ...
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[3]) == sid:
-            pids.append(int(entry))
-    return pids
+        if int(fields[1]) == me:
+            found.append((int(entry), fields[0]))
+    return found
 
 
-def end_session(proc):
-    """Ends a run started by run_session and everything it started. mpirun puts each rank in a
-    process group of its own, so killing mpirun (or its group) leaves the ranks running on the
-    GPU: it gets SIGTERM first, on which it ends its ranks, then whatever is left of its session
-    gets SIGKILL."""
-    try:
-        proc.send_signal(signal.SIGTERM)
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        pass
-    for pid in session_members(proc.pid):
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    proc.wait()
+def end_run(proc, grace=10.0):
+    """Ends a run and everything it started: SIGTERM to its command (mpirun then ends its ranks),
+    and after `grace` seconds SIGKILL to whatever of it is left, adopted orphans included."""
+    proc.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while True:
+        left = []
+        for pid, state in children():
+            if pid == proc.pid:
+                continue  # Popen reaps it
+            if state == "Z":
+                os.waitpid(pid, os.WNOHANG)
+            else:
+                left.append(pid)
+        if proc.poll() is not None and not left:
+            return
+        if time.monotonic() > deadline:
+            for pid in left + ([proc.pid] if proc.poll() is None else []):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        time.sleep(0.2)
 
 
-def run_session(command, env, timeout):
-    """Runs `command` in a session of its own; on a timeout, or when this script is stopped
-    (SIGTERM), the whole session is ended before this returns or exits."""
+def run(command, env, timeout):
+    """Runs `command`; on a timeout, or when this script is stopped (SIGTERM), the run and all it
+    started are ended before this returns or exits (end_run)."""
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env=env, start_new_session=True)
     try:
         out, err = proc.communicate(timeout=timeout)
         return subprocess.CompletedProcess(command, proc.returncode, out, err)
     except subprocess.TimeoutExpired:
-        end_session(proc)
+        end_run(proc)
         out, err = proc.communicate()
         return subprocess.CompletedProcess(command, 124, out or "", (err or "") + "timed out")
     except BaseException:
-        end_session(proc)
+        end_run(proc)
         raise
 
 
@@ -181,7 +202,8 @@ def main():
     args = parser.parse_args()
     os.makedirs(args.log, exist_ok=True)
     # A run stopped by `timeout` still removes its scratch directory, after the sanitized run it
-    # was waiting for has ended (run_session).
+    # was waiting for has ended (run).
+    become_subreaper()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     with tempfile.TemporaryDirectory(prefix="funnel-sanitize-") as scratch:
         return sweep(args, scratch)
@@ -214,8 +236,8 @@ def sweep(args, scratch):
             continue
         for tool in args.tools.split(","):
             start = time.time()
-            proc = run_session(wrap(command, tool, args.build) + ([PERF_FILTER] if gtest else []),
-                               {**os.environ, **env}, timeout=150)
+            proc = run(wrap(command, tool, args.build) + ([PERF_FILTER] if gtest else []),
+                        {**os.environ, **env}, timeout=150)
             text = proc.stdout + proc.stderr
             with open(os.path.join(args.log, f"sanitizer-{name}-{tool}.log"), "w") as f:
                 f.write(text)
