@@ -125,54 +125,82 @@ PR_SET_CHILD_SUBREAPER = 36  # <linux/prctl.h>
 
 
 def become_subreaper():
-    """Makes this script the parent of every process its runs leave behind, so end_run can find
-    them: mpirun puts each rank in a process group of its own, and a rank's sanitizer that ends
-    leaves its target app running on the GPU, adopted by init unless a subreaper takes it."""
+    """Makes this script the parent of every process its runs leave behind outside their
+    session (a program that calls setsid), so that end_run finds them too."""
     libc = ctypes.CDLL(None, use_errno=True)
     if libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) != 0:
         print(f"sanitizer sweep: not a subreaper ({os.strerror(ctypes.get_errno())}): a run "
               "stopped early may leave processes behind", flush=True)
 
 
-def children():
-    """(pid, state) of the processes whose parent is this script (from /proc)."""
-    me, found = os.getpid(), []
+def processes():
+    """(pid, state, parent, session) of every process (from /proc)."""
+    found = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
         try:
             with open(f"/proc/{entry}/stat") as f:
-                # Fields after the command (in parentheses): state, ppid, ...
+                # Fields after the command (in parentheses): state, ppid, pgrp, session, ...
                 fields = f.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[1]) == me:
-            found.append((int(entry), fields[0]))
+        found.append((int(entry), fields[0], int(fields[1]), int(fields[3])))
     return found
 
 
 def end_run(proc, grace=10.0):
-    """Ends a run and everything it started: SIGTERM to its command (mpirun then ends its ranks),
-    and after `grace` seconds SIGKILL to whatever of it is left, adopted orphans included."""
+    """Ends a run and everything it started, and returns once all of it is gone.
+
+    The command (mpirun) gets SIGTERM, on which it ends its ranks. mpirun puts each rank in a
+    process group of its own, and compute-sanitizer runs its target under a subreaper of its
+    own, so neither mpirun's group nor its children are all of the run: what is waited for is
+    every process of the run's session (run() starts one) and every orphan adopted by this
+    script (become_subreaper). After `grace` seconds whatever of it still runs gets SIGKILL;
+    what is still there `grace` seconds later is named, and left.
+    """
+    me = os.getpid()
     proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
+    seen, quiet = set(), 0
     while True:
-        left = []
-        for pid, state in children():
-            if pid == proc.pid:
-                continue  # Popen reaps it
+        running, exited, listed = [], [], set()
+        for pid, state, parent, session in processes():
+            listed.add(pid)
+            if pid == proc.pid or (parent != me and session != proc.pid):
+                continue  # Popen reaps the command itself
+            seen.add(pid)
             if state == "Z":
-                os.waitpid(pid, os.WNOHANG)
+                if parent == me:
+                    os.waitpid(pid, os.WNOHANG)
+                else:
+                    exited.append(pid)
             else:
-                left.append(pid)
-        if proc.poll() is not None and not left:
-            return
-        if time.monotonic() > deadline:
-            for pid in left + ([proc.pid] if proc.poll() is None else []):
+                running.append(pid)
+        # A process half way through its exit can be missing from the listing and back as a
+        # zombie a moment later (funnel-stencil killed under the sanitizer on an H200, while it
+        # released its GPU context): the run counts as gone after 2 s of empty listings.
+        running += [pid for pid in seen - listed if os.path.exists(f"/proc/{pid}")]
+        if proc.poll() is not None and not running and not exited:
+            quiet += 1
+            if quiet >= 10:
+                return
+        else:
+            quiet = 0
+        now = time.monotonic()
+        if now > deadline:
+            for pid in running + ([proc.pid] if proc.poll() is None else []):
                 try:
                     os.kill(pid, signal.SIGKILL)
                 except ProcessLookupError:
                     pass
+        if now > deadline + grace:  # e.g. a process stuck in the driver, or never reaped
+            print(f"sanitizer sweep: processes {sorted(running + exited)} of a stopped run are "
+                  f"still there {grace:.0f} s after SIGKILL", flush=True)
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            return
         time.sleep(0.2)
 
 
