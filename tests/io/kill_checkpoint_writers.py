@@ -77,11 +77,15 @@ def main():
     started = time.time()
     with tempfile.TemporaryDirectory(prefix="funnel-kill-") as tmp:
         ckpt = os.path.join(tmp, "ckpt")
+        # A job killed with SIGKILL cannot clean up after itself: Open MPI would leave its session
+        # directory (about 8 MB) in $TMPDIR and its shared-memory segments in /dev/shm, every
+        # iteration of every run of this test. Both go under `tmp`, which is removed at the end.
+        killed_env = {**os.environ, "TMPDIR": tmp, "OMPI_MCA_btl_vader_backing_directory": tmp}
         last_done, last_verified, kills_mid_write = 0, 0, 0
         for i in range(args.iterations):
             writer = subprocess.Popen(
                 [args.mpiexec, args.np_flag, "2", args.tool, "write", ckpt, args.mode, seed],
-                stdout=subprocess.PIPE, start_new_session=True)
+                stdout=subprocess.PIPE, start_new_session=True, env=killed_env)
             # Wait for "ready" so the kill lands while checkpoints are being written.
             lines = []
             deadline = time.time() + 30
