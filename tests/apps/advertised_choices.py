@@ -24,6 +24,7 @@ import sys
 import tempfile
 
 from driver_support import gpu_visible
+from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 120
 OPTION = re.compile(r"^  (--[a-z0-9-]+)[ ]+(\S+)")
@@ -55,8 +56,8 @@ class Runner:
     def run(self, what, cmd, env=None):
         self.ran += 1
         try:
-            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                  timeout=TIMEOUT, cwd=self.workdir, env=env)
+            proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=TIMEOUT, cwd=self.workdir, env=env)
         except subprocess.TimeoutExpired:
             self.failures.append(f"{what}: no exit within {TIMEOUT} s")
             return None

@@ -36,6 +36,7 @@ import tempfile
 import time
 
 from driver_support import check, exit_status, failures, ranks_of
+from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 90
 
@@ -45,8 +46,8 @@ def run(ctx, ranks, args, timeout=TIMEOUT, env=None, cwd=None):
     status None for a run that did not end in time."""
     cmd = ([ctx.mpiexec, "-np", str(ranks)] if ranks > 1 else []) + [ctx.app] + args
     try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, cwd=cwd or ctx.workdir, env=env)
+        proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout, cwd=cwd or ctx.workdir, env=env)
     except subprocess.TimeoutExpired:
         return None, "", ""
     return (proc.returncode, proc.stdout.decode(errors="replace"),

@@ -31,7 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants  # noqa: E402
+from proctree import descendants, run_job  # noqa: E402
 
 TIMEOUT = 180
 TOLERANCE = 1.0e-8
@@ -50,8 +50,8 @@ def run(ctx, ranks, args, name):
     summary = os.path.join(ctx.workdir, name + ".json")
     field = os.path.join(ctx.workdir, name + ".field")
     cmd = mpirun_cmd(ctx, ranks, args + ["--quiet", "--summary", summary, "--field-dump", field])
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=TIMEOUT, cwd=ctx.workdir)
+    proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   timeout=TIMEOUT, cwd=ctx.workdir)
     if proc.returncode != 0:
         fail(f"({proc.returncode}) {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
     with open(summary, encoding="utf-8") as f:
@@ -150,10 +150,10 @@ def stall(ctx, rest, sig=signal.SIGSTOP):
         if left:
             fail(f"processes left after the job: {left}")
         steps = args.index("--steps")
-        after = subprocess.run(mpirun_cmd(ctx, 1, args[:steps] + ["--steps", "10", "--quiet"]
-                                          + args[steps + 2:] + ["--dims", "1,1,1"]),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               timeout=TIMEOUT, cwd=ctx.workdir)
+        after = run_job(mpirun_cmd(ctx, 1, args[:steps] + ["--steps", "10", "--quiet"]
+                                   + args[steps + 2:] + ["--dims", "1,1,1"]),
+                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                        timeout=TIMEOUT, cwd=ctx.workdir)
         if after.returncode != 0:
             fail(f"a run right after the killed job failed ({after.returncode}):\n{after.stderr}")
         print("a one-rank run right after it: OK")

@@ -43,14 +43,15 @@ import sys
 import tempfile
 
 from driver_support import gpu_visible, ranks_of
+from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 120
 
 
 def mpirun(ctx, ranks, args, check=True):
     cmd = [ctx.mpiexec, ctx.np_flag, str(ranks)] + ctx.preflags + [ctx.app] + args
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                          timeout=TIMEOUT, cwd=ctx.workdir)
+    proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                   timeout=TIMEOUT, cwd=ctx.workdir)
     if check and proc.returncode != 0:
         sys.exit(f"FAILED ({proc.returncode}): {' '.join(cmd)}\n{proc.stdout}\n{proc.stderr}")
     return proc

@@ -27,11 +27,12 @@ BENCHMARKS = ["share", "stencil", "pipeline", "pool", "scaling", "kernels"]
 TIMEOUT = 240
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "apps"))
 from driver_support import check, exit_status  # noqa: E402
+from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 
 def run(bench, args, cwd=None):
-    return subprocess.run([bench] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          text=True, timeout=TIMEOUT, cwd=cwd)
+    return run_job([bench] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                   text=True, timeout=TIMEOUT, cwd=cwd)
 
 
 def finite_positive(x):
@@ -190,10 +191,10 @@ def cmd_launcher(bench, launcher, fake_bin):
                FUNNEL_BENCH_LAUNCH_ON_HOST="1", FUNNEL_BENCH_LAUNCHER=launcher)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "share.json")
-        proc = subprocess.run([bench, "share", "--quick", "--backend", "host", "--ranks", "1,2",
-                               "--workloads", "synthetic", "--json", path],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              timeout=TIMEOUT, cwd=tmp, env=env)
+        proc = run_job([bench, "share", "--quick", "--backend", "host", "--ranks", "1,2",
+                        "--workloads", "synthetic", "--json", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=TIMEOUT, cwd=tmp, env=env)
         print(proc.stdout)
         check(proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr}")
         if proc.returncode != 0:

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Process-tree helpers shared by the Python test drivers (reads /proc; Linux only)."""
 import os
+import signal
+import subprocess
 
 
 def descendants(pid):
@@ -23,3 +25,47 @@ def descendants(pid):
             found.append(child)
             todo.append(child)
     return found
+
+
+def end_tree(proc, grace=10.0):
+    """Ends a launcher started with subprocess.Popen and every process below it.
+
+    The launcher gets SIGTERM first: mpirun then ends its ranks and removes its own files, which
+    SIGKILL would leave behind (its session directory in $TMPDIR, its ranks' segments in
+    /dev/shm), and with the launcher alone killed its ranks, each in a process group of its own,
+    would run on. Whatever of the tree is left after `grace` seconds gets SIGKILL.
+    """
+    below = descendants(proc.pid)
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    for pid in below:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    proc.wait()
+
+
+def run_job(cmd, timeout, **kwargs):
+    """subprocess.run(cmd, timeout=timeout, **kwargs) for a launcher (mpirun, or a program that
+    starts one): the same result and exceptions, but a job that times out is ended by end_tree."""
+    check = kwargs.pop("check", False)
+    if kwargs.pop("capture_output", False):
+        kwargs["stdout"] = kwargs["stderr"] = subprocess.PIPE
+    with subprocess.Popen(cmd, **kwargs) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            end_tree(proc)
+            out, err = proc.communicate()
+            raise subprocess.TimeoutExpired(proc.args, timeout, output=out, stderr=err) from None
+        except BaseException:
+            end_tree(proc)
+            raise
+    result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    if check:
+        result.check_returncode()
+    return result
