@@ -36,7 +36,7 @@ import tempfile
 import time
 
 from driver_support import check, exit_status, failures, ranks_of
-from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
+from proctree import end_tree, run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 90
 
@@ -154,7 +154,7 @@ def case_early_signal(ctx, ranks):
     try:
         out, err = proc.communicate(timeout=60)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        end_tree(proc)
         check(False, "no exit after the early SIGUSR1")
         return
     print(out, err)

@@ -32,6 +32,7 @@ import tempfile
 import time
 
 from driver_support import check, exit_status, ranks_of
+from proctree import end_tree  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 90
 RECIPE_STEPS = 100000
@@ -59,7 +60,7 @@ def stopped(ctx, name, launcher, ranks, send, want_status, want_checkpoint=True)
     try:
         out, _ = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        end_tree(proc)
         check(False, f"{name}: no exit after the signal")
         return
     out = "".join(seen) + out

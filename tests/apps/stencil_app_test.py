@@ -43,7 +43,7 @@ import sys
 import tempfile
 
 from driver_support import gpu_visible, ranks_of
-from proctree import run_job  # noqa: E402 (driver_support puts tests/support on the path)
+from proctree import end_tree, run_job  # noqa: E402 (driver_support puts tests/support on the path)
 
 TIMEOUT = 120
 
@@ -268,7 +268,7 @@ def cmd_signal(ctx, rest):
     try:
         out, err = proc.communicate(timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
-        proc.kill()
+        end_tree(proc)
         sys.exit("FAILED: no exit within the timeout after SIGUSR1")
     print(out, err)
     if proc.returncode != 75:

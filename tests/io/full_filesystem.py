@@ -11,12 +11,14 @@ continues. Skips (77) where no mount namespace or tmpfs can be made (not root).
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 
 import io_driver
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from proctree import end_tree  # noqa: E402
 
 SKIP = 77
 INSIDE = "FUNNEL_FULL_FS_NAMESPACE"
@@ -32,7 +34,7 @@ def run(args, command, directory, ranks, count=None):
     try:
         out, _ = job.communicate(timeout=LIMIT)
     except subprocess.TimeoutExpired:
-        os.killpg(job.pid, signal.SIGKILL)
+        end_tree(job)
         out, _ = job.communicate()
         sys.exit(f"FAILED: '{' '.join(cmd)}' hung (killed after {LIMIT} s); output:\n{out}")
     return job.returncode, out

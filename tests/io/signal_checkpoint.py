@@ -14,7 +14,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants  # noqa: E402
+from proctree import descendants, end_tree  # noqa: E402
 
 import io_driver
 
@@ -42,7 +42,7 @@ def one_case(args, target, signum, seed):
         try:
             out, _ = job.communicate(timeout=60)
         except subprocess.TimeoutExpired:
-            job.kill()
+            end_tree(job)
             return f"{target} {signal.Signals(signum).name}: job did not stop"
         if job.returncode != REQUEUE:
             return (f"{target} {signal.Signals(signum).name}: exit status {job.returncode}, "
