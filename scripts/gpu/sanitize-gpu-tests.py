@@ -157,8 +157,23 @@ def end_run(proc, grace=10.0):
     own, so neither mpirun's group nor its children are all of the run: what is waited for is
     every process of the run's session (run() starts one) and every orphan adopted by this
     script (become_subreaper). After `grace` seconds whatever of it still runs gets SIGKILL;
-    what is still there `grace` seconds later is named, and left.
+    what is still there `grace` seconds later is named, and left. A SIGTERM or Ctrl-C during
+    this cleanup is held until it is done (a second Ctrl-C must not leave the run behind).
     """
+    held = []
+    previous = {sig: signal.signal(sig, lambda signum, _: held.append(signum))
+                for sig in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        _end_run(proc, grace)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    if held:
+        sys.exit(128 + held[0])
+
+
+def _end_run(proc, grace):
+    """end_run's work, with the stop signals held."""
     me = os.getpid()
     proc.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + grace
@@ -181,13 +196,15 @@ def end_run(proc, grace=10.0):
         # zombie a moment later (funnel-stencil killed under the sanitizer on an H200, while it
         # released its GPU context): the run counts as gone after 2 s of empty listings.
         running += [pid for pid in seen - listed if os.path.exists(f"/proc/{pid}")]
+        now = time.monotonic()
+        if now > deadline:
+            exited = []  # a zombie holds no memory, file or GPU; its new parent reaps it
         if proc.poll() is not None and not running and not exited:
             quiet += 1
             if quiet >= 10:
                 return
         else:
             quiet = 0
-        now = time.monotonic()
         if now > deadline:
             for pid in running + ([proc.pid] if proc.poll() is None else []):
                 try:
@@ -199,7 +216,6 @@ def end_run(proc, grace=10.0):
                   f"still there {grace:.0f} s after SIGKILL", flush=True)
             if proc.poll() is None:
                 proc.kill()
-            proc.wait()
             return
         time.sleep(0.2)
 
@@ -214,7 +230,12 @@ def run(command, env, timeout):
         return subprocess.CompletedProcess(command, proc.returncode, out, err)
     except subprocess.TimeoutExpired:
         end_run(proc)
-        out, err = proc.communicate()
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:  # a process end_run gave up on still holds a pipe
+            proc.stdout.close()
+            proc.stderr.close()
+            out, err = "", ""
         return subprocess.CompletedProcess(command, 124, out or "", (err or "") + "timed out")
     except BaseException:
         end_run(proc)
