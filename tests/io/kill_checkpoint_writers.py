@@ -13,14 +13,13 @@ bitwise, at least as new as the last one the writer reported done.
 import os
 import random
 import select
-import signal
 import subprocess
 import sys
 import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants  # noqa: E402
+from proctree import descendants, kill_all  # noqa: E402
 
 import io_driver
 
@@ -37,11 +36,7 @@ def alive(pid):
 
 def kill_job(proc):
     victims = [proc.pid] + descendants(proc.pid)
-    for pid in victims:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    kill_all(victims)
     proc.wait()
     deadline = time.time() + 10
     while any(alive(p) for p in victims) and time.time() < deadline:

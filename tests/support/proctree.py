@@ -27,6 +27,15 @@ def descendants(pid):
     return found
 
 
+def kill_all(pids):
+    """SIGKILL to each of pids that is still there."""
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
 def end_tree(proc, grace=10.0):
     """Ends a launcher started with subprocess.Popen and every process below it.
 
@@ -41,11 +50,7 @@ def end_tree(proc, grace=10.0):
         proc.wait(timeout=grace)
     except subprocess.TimeoutExpired:
         proc.kill()
-    for pid in below:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+    kill_all(below)
     proc.wait()
 
 
