@@ -31,7 +31,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from proctree import descendants, run_job  # noqa: E402
+from proctree import descendants, kill_all, run_job  # noqa: E402
 
 TIMEOUT = 180
 TOLERANCE = 1.0e-8
@@ -133,11 +133,7 @@ def stall(ctx, rest, sig=signal.SIGSTOP):
                  + "\n".join(line for line in where.splitlines() if line.startswith("#"))[:6000])
         took = time.time() - started
     finally:
-        for pid in descendants(proc.pid) + ([stopped] if stopped else []):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        kill_all(descendants(proc.pid) + ([stopped] if stopped else []))
         if proc.poll() is None:
             proc.kill()
             proc.wait()
