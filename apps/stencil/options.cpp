@@ -95,7 +95,7 @@ struct raw_options {
   std::string graphs = "auto";
   std::string halo_depth = "auto";
   std::string steps_per_launch = "auto";
-  std::string row_align = "none";
+  std::string row_align = "auto";
   std::string dims;
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
@@ -227,13 +227,15 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::one_of({"auto", "1", "2"}))
       ->group(execution);
   app.add_option("--row-align", raw.row_align,
-                 "resident mode: none (default): rows of n + 2 cells; 16: each row of the field "
-                 "padded in memory so that its interior starts on 16 bytes, where the cuda "
-                 "kernels load rows as 16-byte vectors (faster only for one step per launch on "
-                 "large rows: docs/performance.md). Files hold the interior only: a checkpoint "
-                 "restarts with either")
-      ->type_name("none|16")
-      ->check(app::one_of({"none", "16"}))
+                 "resident mode: none: rows of n + 2 cells; 16: each row of the field padded in "
+                 "memory so that its interior starts on 16 bytes, where the cuda kernels load "
+                 "rows as 16-byte vectors (faster only for one step per launch on large rows: "
+                 "docs/performance.md); auto (default): 16 for jacobi2d with the cuda kernel "
+                 "where some rank's rows of n + 2 cells are not a multiple of 16 bytes (its "
+                 "kernel would load them 1 or 2 floats at a time: docs/halo.md), else none. "
+                 "Files hold the interior only: a checkpoint restarts with any")
+      ->type_name("auto|none|16")
+      ->check(app::one_of({"auto", "none", "16"}))
       ->group(execution);
   app.add_option("--dims", raw.dims,
                  "ranks along each axis (default: funnel chooses the split with the fewest halo "

@@ -55,7 +55,7 @@ struct options {
   bool graphs = true;                           ///< --graphs auto|off (resident mode)
   int halo_depth = 0;                           ///< --halo-depth (0 = auto; resident heat3d)
   int steps_per_launch = 0;                     ///< --steps-per-launch (0 = auto; resident heat3d)
-  std::string row_align = "none";               ///< --row-align none|16 (resident mode)
+  std::string row_align = "auto";               ///< --row-align auto|none|16 (resident mode)
   std::array<int, 3> dims{0, 0, 0};             ///< --dims (0: let MPI choose)
   std::optional<std::int64_t> check_every;      ///< --check-every / -nccheck
   std::string summary;                          ///< --summary FILE ("" = none)

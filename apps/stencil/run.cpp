@@ -531,13 +531,13 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
 
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
-  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts, kernel)); });
   if (opts.steps_per_launch == 0) {
     resolved.steps_per_launch = resolve_steps_per_launch(
         comm, opts, backend, kernel, *split, job.time_sliced ? 0 : bound.report().ranks_on_gpu);
     if (opts.steps_per_launch == 2) {  // the same boxes with a halo 2 deep
       split.reset();
-      check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts)); });
+      check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts, kernel)); });
     }
   }
   const cartesian_decomposition& decomposition = *split;
@@ -599,6 +599,8 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.halo_depth = s->steps_per_exchange();
   plan.steps_per_launch = s->steps_per_launch();
   plan.row_align_bytes = row_align_bytes(decomposition, element_size);
+  plan.row_align_note =
+      row_align_note(opts, decomposition.row_align(), row_cells_of(decomposition));
   plan.halo_pushed = s->halo_pushed();
   plan.halo_overlapped = s->halo_overlapped();
   plan.overlap_off_time_sliced =

@@ -2,6 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "solver.hpp"
 
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
 #include "funnel/error.hpp"
 #include "solvers.hpp"
 
@@ -11,8 +16,50 @@ std::string field_name_of(problem_kind problem) {
   return problem == problem_kind::heat3d ? "u" : "a";
 }
 
-int row_align_of(const options& opts) {
-  return opts.row_align == "16" ? row_align_for(element_size_of(opts.dtype.value()), 16) : 1;
+namespace {
+
+/// The bytes the cuda kernels load at once from a row whose length allows it.
+constexpr std::size_t vector_bytes = 16;
+
+// The first of `row_cells` whose bytes are not a multiple of vector_bytes, or 0.
+std::int64_t unaligned_row(const std::vector<std::int64_t>& row_cells, std::size_t element_size) {
+  for (const std::int64_t cells : row_cells) {
+    if (static_cast<std::size_t>(cells) * element_size % vector_bytes != 0) return cells;
+  }
+  return 0;
+}
+
+bool auto_pads(const options& opts, const std::string& kernel) {
+  return opts.row_align == "auto" && opts.problem == problem_kind::jacobi2d &&
+         opts.mode == run_mode::resident && kernel == "cuda";
+}
+
+}  // namespace
+
+int row_align_of(const options& opts, const std::string& kernel,
+                 const std::vector<std::int64_t>& row_cells) {
+  const std::size_t element_size = element_size_of(opts.dtype.value());
+  const int padded = row_align_for(element_size, vector_bytes);
+  if (opts.row_align == "16") return padded;
+  if (auto_pads(opts, kernel) && unaligned_row(row_cells, element_size) != 0) return padded;
+  return 1;
+}
+
+std::vector<std::int64_t> row_cells_of(const cartesian_decomposition& d) {
+  std::vector<std::int64_t> cells;
+  cells.reserve(static_cast<std::size_t>(d.dims()[0]));
+  for (int x = 0; x < d.dims()[0]; ++x) {
+    cells.push_back(d.layout_of(d.box_at({x, 0, 0})).allocated(0));
+  }
+  return cells;
+}
+
+std::string row_align_note(const options& opts, int row_align,
+                           const std::vector<std::int64_t>& row_cells) {
+  if (opts.row_align != "auto" || row_align <= 1) return {};
+  const std::size_t element_size = element_size_of(opts.dtype.value());
+  return "--row-align auto: rows of " + std::to_string(unaligned_row(row_cells, element_size)) +
+         " cells";
 }
 
 int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size) {
@@ -50,9 +97,10 @@ cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
 
 }  // namespace
 
-cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts) {
+cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
+                                           const std::string& kernel) {
   cartesian_decomposition d = split_grid(comm, opts);
-  d.set_row_align(row_align_of(opts));
+  d.set_row_align(row_align_of(opts, kernel, row_cells_of(d)));
   return d;
 }
 

@@ -130,10 +130,35 @@ class solver {
 
 /**
  * @brief The row alignment of the field's layout, in cells (field_layout::row_align): with
- * --row-align 16 every row's interior starts on 16 bytes, else 1 (rows of n + 2 cells).
+ * --row-align 16 every row's interior starts on 16 bytes; with none, 1 (rows of n + 2 cells).
+ * auto is 16's alignment for resident jacobi2d with funnel's cuda kernel where some rank's rows of
+ * n + 2 cells are not a multiple of 16 bytes, else 1: that kernel loads 16 bytes at once only from
+ * rows whose length is such a multiple (kernels/src/cuda/vector_rows.cuh), and every rank takes
+ * the same alignment (IPC neighbours check each other's layouts).
  * @param opts resolved options
+ * @param kernel the resolved kernel (cuda, host or kokkos)
+ * @param row_cells the unpadded row length (interior plus ghosts along x) of the ranks' boxes
  */
-[[nodiscard]] int row_align_of(const options& opts);
+[[nodiscard]] int row_align_of(const options& opts, const std::string& kernel,
+                               const std::vector<std::int64_t>& row_cells);
+
+/**
+ * @brief The unpadded row length of every distinct box width of `d` (one per x coordinate of its
+ * process grid), as row_align_of takes them.
+ * @param d a decomposition
+ */
+[[nodiscard]] std::vector<std::int64_t> row_cells_of(const cartesian_decomposition& d);
+
+/**
+ * @brief Why --row-align auto padded the rows, for the plan line: "--row-align auto: rows of N
+ * cells" with the first row length that is not a multiple of 16 bytes; empty when the rows are not
+ * padded or --row-align was given.
+ * @param opts resolved options
+ * @param row_align the alignment the decomposition took (row_align_of)
+ * @param row_cells the unpadded row lengths (row_cells_of)
+ */
+[[nodiscard]] std::string row_align_note(const options& opts, int row_align,
+                                         const std::vector<std::int64_t>& row_cells);
 
 /**
  * @brief The bytes each row's interior starts on in `d`'s layouts, as --row-align says them (16),
@@ -149,8 +174,10 @@ class solver {
  * axes; rows as row_align_of says).
  * @param comm all ranks
  * @param opts resolved options
+ * @param kernel the resolved kernel (cuda, host or kokkos)
  */
-[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts);
+[[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
+                                                         const std::string& kernel);
 
 /**
  * @brief Builds the solver for opts.problem / opts.dtype / opts.mode.

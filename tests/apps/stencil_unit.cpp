@@ -4,6 +4,7 @@
 // plan printout.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -116,28 +117,61 @@ TEST(StencilOptions, ConfigTextRoundTrips) {
   std::remove(path.c_str());
 }
 
-// --row-align: none (the default) keeps rows of n + 2 cells; 16 puts each row's interior on 16
-// bytes (4 floats, 2 doubles), resident mode only. The value survives the config text.
+// --row-align: none keeps rows of n + 2 cells; 16 puts each row's interior on 16 bytes (4
+// floats, 2 doubles), resident mode only. The value survives the config text.
 TEST(StencilOptions, RowAlignPadsRowsToSixteenBytes) {
-  auto o = parse({"--dtype", "float"});
+  const std::vector<std::int64_t> odd_rows{8193, 8193};
+  auto o = parse({"--dtype", "float", "--row-align", "none"});
   fs::resolve_defaults(o, false);
-  EXPECT_EQ(o.row_align, "none");
-  EXPECT_EQ(fs::row_align_of(o), 1);
+  EXPECT_EQ(fs::row_align_of(o, "cuda", odd_rows), 1);
   auto padded = parse({"--dtype", "float", "--row-align", "16"});
   fs::resolve_defaults(padded, false);
-  EXPECT_EQ(fs::row_align_of(padded), 4);
+  EXPECT_EQ(fs::row_align_of(padded, "host", {16384}), 4);
+  EXPECT_EQ(fs::row_align_note(padded, 4, {8193}), "");  // asked for, not chosen
   auto d = parse({"--dtype", "double", "--row-align", "16"});
   fs::resolve_defaults(d, false);
-  EXPECT_EQ(fs::row_align_of(d), 2);
+  EXPECT_EQ(fs::row_align_of(d, "cuda", {16384}), 2);
   auto jacobi = parse({"--problem", "jacobi2d", "--row-align", "16"});
   fs::resolve_defaults(jacobi, false);
-  EXPECT_EQ(fs::row_align_of(jacobi), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", {16384}), 4);
   EXPECT_NE(parse_error({"--mode", "streamed", "--row-align", "16"})
                 .find("--row-align 16: applies to --mode resident only"),
             std::string::npos);
   const auto path = temp_file(fs::to_config_text(padded));
   auto back = parse({"--config", path});
   EXPECT_EQ(back.row_align, "16");
+  std::remove(path.c_str());
+}
+
+// --row-align auto (the default) pads jacobi2d's rows for funnel's cuda kernel where some rank's
+// row of n + 2 floats is not a multiple of 16 bytes (that kernel then loads 1 or 2 floats at a
+// time), and nowhere else.
+TEST(StencilOptions, RowAlignAutoPadsJacobiRowsTheCudaKernelCannotLoadFourWide) {
+  auto jacobi = parse({"--problem", "jacobi2d"});
+  fs::resolve_defaults(jacobi, true);
+  EXPECT_EQ(jacobi.row_align, "auto");
+  // 16384^2 split 2 x 8: rows of 8191 + 2 cells; 1 x 16: 16382 + 2.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {8193, 8193}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {16384}), 1);
+  // Uneven splits: one rank's odd row pads every rank's (one layout a job).
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {1026, 1026, 1025}), 4);
+  // The plan line names the first row that is not a multiple of 16 bytes.
+  EXPECT_EQ(fs::row_align_note(jacobi, 4, {1028, 1026, 1025}),
+            "--row-align auto: rows of 1026 cells");
+  EXPECT_EQ(fs::row_align_note(jacobi, 1, {16384}), "");
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {130}), 4);  // even, 2 floats at a time
+  EXPECT_EQ(fs::row_align_of(jacobi, "host", {8193}), 1);
+  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", {8193}), 1);
+  auto heat = parse({"--dtype", "float"});
+  fs::resolve_defaults(heat, true);
+  EXPECT_EQ(heat.row_align, "auto");
+  EXPECT_EQ(fs::row_align_of(heat, "cuda", {8193}), 1);
+  auto streamed = parse({"--mode", "streamed", "--dtype", "float"});
+  fs::resolve_defaults(streamed, true);
+  EXPECT_EQ(fs::row_align_of(streamed, "cuda", {8193}), 1);
+  const auto path = temp_file(fs::to_config_text(jacobi));
+  auto back = parse({"--config", path});
+  EXPECT_EQ(back.row_align, "auto");
   std::remove(path.c_str());
 }
 
