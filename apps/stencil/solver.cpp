@@ -21,10 +21,17 @@ namespace {
 /// The bytes the cuda kernels load at once from a row whose length allows it.
 constexpr std::size_t vector_bytes = 16;
 
-// The first of `row_cells` whose bytes are not a multiple of vector_bytes, or 0.
-std::int64_t unaligned_row(const std::vector<std::int64_t>& row_cells, std::size_t element_size) {
-  for (const std::int64_t cells : row_cells) {
-    if (static_cast<std::size_t>(cells) * element_size % vector_bytes != 0) return cells;
+/// The smallest box --row-align auto pads: padding measured faster on larger boxes and slower on
+/// smaller ones; the bound lies between the nearest sizes measured (docs/halo.md, "The split of a
+/// small grid").
+constexpr std::int64_t smallest_padded_box = 10'000'000;
+
+// The first of `rows` whose length is not a multiple of vector_bytes (the cuda kernels then load
+// it 1 or 2 cells at a time) and whose box is large enough to pay for padding, or 0.
+std::int64_t slow_row(const std::vector<row_shape>& rows, std::size_t element_size) {
+  for (const row_shape& r : rows) {
+    const bool unaligned = static_cast<std::size_t>(r.row_cells) * element_size % vector_bytes != 0;
+    if (unaligned && r.box_cells >= smallest_padded_box) return r.row_cells;
   }
   return 0;
 }
@@ -37,29 +44,28 @@ bool auto_pads(const options& opts, const std::string& kernel) {
 }  // namespace
 
 int row_align_of(const options& opts, const std::string& kernel,
-                 const std::vector<std::int64_t>& row_cells) {
+                 const std::vector<row_shape>& rows) {
   const std::size_t element_size = element_size_of(opts.dtype.value());
   const int padded = row_align_for(element_size, vector_bytes);
   if (opts.row_align == "16") return padded;
-  if (auto_pads(opts, kernel) && unaligned_row(row_cells, element_size) != 0) return padded;
+  if (auto_pads(opts, kernel) && slow_row(rows, element_size) != 0) return padded;
   return 1;
 }
 
-std::vector<std::int64_t> row_cells_of(const cartesian_decomposition& d) {
-  std::vector<std::int64_t> cells;
-  cells.reserve(static_cast<std::size_t>(d.dims()[0]));
+std::vector<row_shape> row_shapes_of(const cartesian_decomposition& d) {
+  std::vector<row_shape> rows;
+  rows.reserve(static_cast<std::size_t>(d.dims()[0]));
   for (int x = 0; x < d.dims()[0]; ++x) {
-    cells.push_back(d.layout_of(d.box_at({x, 0, 0})).allocated(0));
+    const box b = d.box_at({x, 0, 0});
+    rows.push_back({d.layout_of(b).allocated(0), b.cells()});
   }
-  return cells;
+  return rows;
 }
 
-std::string row_align_note(const options& opts, int row_align,
-                           const std::vector<std::int64_t>& row_cells) {
+std::string row_align_note(const options& opts, int row_align, const std::vector<row_shape>& rows) {
   if (opts.row_align != "auto" || row_align <= 1) return {};
   const std::size_t element_size = element_size_of(opts.dtype.value());
-  return "--row-align auto: rows of " + std::to_string(unaligned_row(row_cells, element_size)) +
-         " cells";
+  return "--row-align auto: rows of " + std::to_string(slow_row(rows, element_size)) + " cells";
 }
 
 int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size) {
@@ -100,7 +106,7 @@ cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
 cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
                                            const std::string& kernel) {
   cartesian_decomposition d = split_grid(comm, opts);
-  d.set_row_align(row_align_of(opts, kernel, row_cells_of(d)));
+  d.set_row_align(row_align_of(opts, kernel, row_shapes_of(d)));
   return d;
 }
 

@@ -128,37 +128,44 @@ class solver {
 /// @brief Name of the problem's field in snapshots and checkpoints ("u" or "a").
 [[nodiscard]] std::string field_name_of(problem_kind problem);
 
+/// @brief One rank's row as --row-align auto weighs it: its unpadded length and its box's size.
+struct row_shape {
+  std::int64_t row_cells = 0;  ///< interior plus ghosts along x, unpadded
+  std::int64_t box_cells = 0;  ///< the rank's interior cells
+};
+
 /**
  * @brief The row alignment of the field's layout, in cells (field_layout::row_align): with
  * --row-align 16 every row's interior starts on 16 bytes; with none, 1 (rows of n + 2 cells).
- * auto is 16's alignment for resident jacobi2d with funnel's cuda kernel where some rank's rows of
- * n + 2 cells are not a multiple of 16 bytes, else 1: that kernel loads 16 bytes at once only from
- * rows whose length is such a multiple (kernels/src/cuda/vector_rows.cuh), and every rank takes
- * the same alignment (IPC neighbours check each other's layouts).
+ * auto is 16's alignment for resident jacobi2d with funnel's cuda kernel where some rank's row of
+ * n + 2 cells is not a multiple of 16 bytes (that kernel then loads it 1 or 2 cells at a time:
+ * kernels/src/cuda/vector_rows.cuh) and that rank's box holds at least 10^7 cells, else 1:
+ * padding measured faster on such boxes and slower on smaller ones (docs/halo.md). Every rank
+ * takes the same alignment (IPC neighbours check each other's layouts).
  * @param opts resolved options
  * @param kernel the resolved kernel (cuda, host or kokkos)
- * @param row_cells the unpadded row length (interior plus ghosts along x) of the ranks' boxes
+ * @param rows the ranks' rows (row_shapes_of)
  */
 [[nodiscard]] int row_align_of(const options& opts, const std::string& kernel,
-                               const std::vector<std::int64_t>& row_cells);
+                               const std::vector<row_shape>& rows);
 
 /**
- * @brief The unpadded row length of every distinct box width of `d` (one per x coordinate of its
- * process grid), as row_align_of takes them.
+ * @brief The row of every distinct box width of `d` (one per x coordinate of its process grid),
+ * as row_align_of takes them.
  * @param d a decomposition
  */
-[[nodiscard]] std::vector<std::int64_t> row_cells_of(const cartesian_decomposition& d);
+[[nodiscard]] std::vector<row_shape> row_shapes_of(const cartesian_decomposition& d);
 
 /**
  * @brief Why --row-align auto padded the rows, for the plan line: "--row-align auto: rows of N
- * cells" with the first row length that is not a multiple of 16 bytes; empty when the rows are not
- * padded or --row-align was given.
+ * cells" with the first row that made it pad; empty when the rows are not padded or --row-align
+ * was given.
  * @param opts resolved options
  * @param row_align the alignment the decomposition took (row_align_of)
- * @param row_cells the unpadded row lengths (row_cells_of)
+ * @param rows the ranks' rows (row_shapes_of)
  */
 [[nodiscard]] std::string row_align_note(const options& opts, int row_align,
-                                         const std::vector<std::int64_t>& row_cells);
+                                         const std::vector<row_shape>& rows);
 
 /**
  * @brief The bytes each row's interior starts on in `d`'s layouts, as --row-align says them (16),

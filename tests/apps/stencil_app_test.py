@@ -4,7 +4,8 @@
 """Runs funnel-stencil under real mpirun and checks what it computes (driver for ctest).
 
   [opts] equal -- RANKS ARGS... the field of RANKS ranks is bitwise the field of 1 rank (with
-                            --row-align given: of 1 rank on its default rows)
+                            --row-align given: of 1 rank on its default rows; exit 77 for
+                            --backend cuda without a GPU)
   order  -- ARGS...         heat3d error falls at second order in space (observed order in
                             [1.8, 2.2] for h -> h/2 at a fixed final time)
   bad-args                  each bad argument: non-zero exit, one clear line, no hang
@@ -87,6 +88,7 @@ def without_option(args, *names):
 def cmd_equal(ctx, rest):
     ranks = int(rest[0])
     args = rest[1:]
+    skip_without_gpu(args)
     # The reference always runs with one rank and MPI's own split, one step per launch and its
     # default rows: drop --dims, --steps-per-launch and --row-align for it.
     ref_args = without_option(args, "--dims", "--steps-per-launch", "--row-align")

@@ -120,20 +120,21 @@ TEST(StencilOptions, ConfigTextRoundTrips) {
 // --row-align: none keeps rows of n + 2 cells; 16 puts each row's interior on 16 bytes (4
 // floats, 2 doubles), resident mode only. The value survives the config text.
 TEST(StencilOptions, RowAlignPadsRowsToSixteenBytes) {
-  const std::vector<std::int64_t> odd_rows{8193, 8193};
-  auto o = parse({"--dtype", "float", "--row-align", "none"});
+  const std::vector<fs::row_shape> odd_rows{{8193, 20'000'000}};
+  const std::vector<fs::row_shape> even_rows{{16384, 20'000'000}};
+  auto o = parse({"--problem", "jacobi2d", "--row-align", "none"});
   fs::resolve_defaults(o, false);
   EXPECT_EQ(fs::row_align_of(o, "cuda", odd_rows), 1);
   auto padded = parse({"--dtype", "float", "--row-align", "16"});
   fs::resolve_defaults(padded, false);
-  EXPECT_EQ(fs::row_align_of(padded, "host", {16384}), 4);
-  EXPECT_EQ(fs::row_align_note(padded, 4, {8193}), "");  // asked for, not chosen
+  EXPECT_EQ(fs::row_align_of(padded, "host", even_rows), 4);
+  EXPECT_EQ(fs::row_align_note(padded, 4, odd_rows), "");  // asked for, not chosen
   auto d = parse({"--dtype", "double", "--row-align", "16"});
   fs::resolve_defaults(d, false);
-  EXPECT_EQ(fs::row_align_of(d, "cuda", {16384}), 2);
+  EXPECT_EQ(fs::row_align_of(d, "cuda", even_rows), 2);
   auto jacobi = parse({"--problem", "jacobi2d", "--row-align", "16"});
   fs::resolve_defaults(jacobi, false);
-  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", {16384}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", even_rows), 4);
   EXPECT_NE(parse_error({"--mode", "streamed", "--row-align", "16"})
                 .find("--row-align 16: applies to --mode resident only"),
             std::string::npos);
@@ -145,30 +146,43 @@ TEST(StencilOptions, RowAlignPadsRowsToSixteenBytes) {
 
 // --row-align auto (the default) pads jacobi2d's rows for funnel's cuda kernel where some rank's
 // row of n + 2 floats is not a multiple of 16 bytes (that kernel then loads 1 or 2 floats at a
-// time), and nowhere else.
-TEST(StencilOptions, RowAlignAutoPadsJacobiRowsTheCudaKernelCannotLoadFourWide) {
+// time) and its box holds at least 10^7 cells, and nowhere else: measured faster padded on such
+// boxes, slower on smaller ones.
+TEST(StencilOptions, RowAlignAutoPadsLargeJacobiBoxesWithRowsTheCudaKernelCannotLoadFourWide) {
+  using rows = std::vector<fs::row_shape>;
   auto jacobi = parse({"--problem", "jacobi2d"});
   fs::resolve_defaults(jacobi, true);
   EXPECT_EQ(jacobi.row_align, "auto");
-  // 16384^2 split 2 x 8: rows of 8191 + 2 cells; 1 x 16: 16382 + 2.
-  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {8193, 8193}), 4);
-  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {16384}), 1);
-  // Uneven splits: one rank's odd row pads every rank's (one layout a job).
-  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {1026, 1026, 1025}), 4);
-  // The plan line names the first row that is not a multiple of 16 bytes.
-  EXPECT_EQ(fs::row_align_note(jacobi, 4, {1028, 1026, 1025}),
-            "--row-align auto: rows of 1026 cells");
-  EXPECT_EQ(fs::row_align_note(jacobi, 1, {16384}), "");
-  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", {130}), 4);  // even, 2 floats at a time
-  EXPECT_EQ(fs::row_align_of(jacobi, "host", {8193}), 1);
-  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", {8193}), 1);
+  // 16384^2 (16382^2 interior cells) split 2 x 8 and 3 x 8: padded, measured faster.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 8191 * 2048}}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{5463, 5461 * 2048}, {5462, 5460 * 2048}}), 4);
+  // 4 x 8 and 6 x 8: boxes under 10^7 cells, measured slower padded.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{4098, 4096 * 2048}, {4097, 4095 * 2048}}), 1);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{2733, 2731 * 2048}}), 1);
+  // The same rows in larger boxes (16384 x 65538 split 4 x 8 and 6 x 8): padded.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{4098, 4096 * 8192}, {4097, 4095 * 8192}}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{2733, 2731 * 8192}}), 4);
+  // Long rows in small boxes (16384 x 2050 split 2 x 8): not.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 8191 * 256}}), 1);
+  // Rows of a multiple of 4 floats never (1 x 16), and the bound itself.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{16384, 16382 * 1024}}), 1);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 10'000'000}}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 9'999'999}}), 1);
+  // One rank's row pads every rank's (one layout a job); the plan line names that row.
+  const rows mixed{{16384, 20'000'000}, {16386, 20'000'000}};
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", mixed), 4);
+  EXPECT_EQ(fs::row_align_note(jacobi, 4, mixed), "--row-align auto: rows of 16386 cells");
+  EXPECT_EQ(fs::row_align_note(jacobi, 1, rows{{16384, 20'000'000}}), "");
+  const rows odd{{8193, 20'000'000}};
+  EXPECT_EQ(fs::row_align_of(jacobi, "host", odd), 1);
+  EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", odd), 1);
   auto heat = parse({"--dtype", "float"});
   fs::resolve_defaults(heat, true);
   EXPECT_EQ(heat.row_align, "auto");
-  EXPECT_EQ(fs::row_align_of(heat, "cuda", {8193}), 1);
+  EXPECT_EQ(fs::row_align_of(heat, "cuda", odd), 1);
   auto streamed = parse({"--mode", "streamed", "--dtype", "float"});
   fs::resolve_defaults(streamed, true);
-  EXPECT_EQ(fs::row_align_of(streamed, "cuda", {8193}), 1);
+  EXPECT_EQ(fs::row_align_of(streamed, "cuda", odd), 1);
   const auto path = temp_file(fs::to_config_text(jacobi));
   auto back = parse({"--config", path});
   EXPECT_EQ(back.row_align, "auto");
