@@ -229,11 +229,13 @@ void define_options(CLI::App& app, raw_options& raw) {
   app.add_option("--row-align", raw.row_align,
                  "resident mode: none: rows of n + 2 cells; 16: each row of the field padded in "
                  "memory so that its interior starts on 16 bytes, where the cuda kernels load "
-                 "rows as 16-byte vectors (faster only for one step per launch on large rows: "
-                 "docs/performance.md); auto (default): 16 for jacobi2d with the cuda kernel "
-                 "where some rank's rows of n + 2 cells are not a multiple of 16 bytes (its "
-                 "kernel would load them 1 or 2 floats at a time: docs/halo.md), else none. "
-                 "Files hold the interior only: a checkpoint restarts with any")
+                 "rows as 16-byte vectors (for heat3d faster only for one step per launch on "
+                 "large rows: docs/performance.md); auto (default): 16 for jacobi2d with the cuda "
+                 "kernel where some rank's row of n + 2 cells is not a multiple of 16 bytes (its "
+                 "kernel would load it 1 or 2 floats at a time) and that rank's box holds at "
+                 "least 10^7 cells (measured faster padded there, slower on smaller boxes: "
+                 "docs/halo.md), else none. Files hold the interior only: a checkpoint restarts "
+                 "with any")
       ->type_name("auto|none|16")
       ->check(app::one_of({"auto", "none", "16"}))
       ->group(execution);
