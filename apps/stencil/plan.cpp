@@ -45,7 +45,9 @@ std::string format_plan(const plan_info& p) {
   if (p.smallest_box != p.largest_box) out << " .. " << cells(p.largest_box);
   out << ", " << mebibytes(p.bytes_per_rank) << " per rank";
   if (p.row_align_bytes > 0) out << ", rows padded: interior on " << p.row_align_bytes << " B";
-  if (!p.row_align_note.empty()) out << " (" << p.row_align_note << ")";
+  if (p.auto_padded_row > 0) {
+    out << " (--row-align auto: rows of " << p.auto_padded_row << " cells)";
+  }
   out << "\n";
   out << "  halo: " << p.mpi_links << " MPI, " << p.ipc_links << " IPC, " << p.peer_links
       << " peer (IPC between GPUs) and " << p.local_links << " local neighbour links";

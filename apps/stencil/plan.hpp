@@ -44,7 +44,7 @@ struct plan_info {
   int halo_depth = 1;                    ///< resident steps per exchange (--halo-depth)
   int steps_per_launch = 1;              ///< resident steps per kernel launch
   int row_align_bytes = 0;               ///< rows' interior aligned to this many bytes (0: none)
-  std::string row_align_note;            ///< why --row-align auto padded them ("" if it did not)
+  std::int64_t auto_padded_row = 0;      ///< the row --row-align auto padded for (0: none)
   bool halo_pushed = false;              ///< rank 0's graphs push the exchange (one launch a step)
   bool halo_overlapped = false;          ///< the steps overlap the exchange with the inner update
   bool overlap_off_time_sliced = false;  ///< --halo-overlap auto chose off (time-sliced GPU)

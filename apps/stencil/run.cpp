@@ -599,8 +599,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan.halo_depth = s->steps_per_exchange();
   plan.steps_per_launch = s->steps_per_launch();
   plan.row_align_bytes = row_align_bytes(decomposition, element_size);
-  plan.row_align_note =
-      row_align_note(opts, decomposition.row_align(), row_shapes_of(decomposition));
+  plan.auto_padded_row = auto_padded_row(opts, kernel, row_shapes_of(decomposition));
   plan.halo_pushed = s->halo_pushed();
   plan.halo_overlapped = s->halo_overlapped();
   plan.overlap_off_time_sliced =

@@ -18,7 +18,7 @@ std::string field_name_of(problem_kind problem) {
 
 namespace {
 
-/// The bytes the cuda kernels load at once from a row whose length allows it.
+/// The bytes the cuda kernels load at once from rows whose length allows it.
 constexpr std::size_t vector_bytes = 16;
 
 /// The smallest box --row-align auto pads: padding measured faster on larger boxes and slower on
@@ -26,30 +26,25 @@ constexpr std::size_t vector_bytes = 16;
 /// small grid").
 constexpr std::int64_t smallest_padded_box = 10'000'000;
 
-// The first of `rows` whose length is not a multiple of vector_bytes (the cuda kernels then load
-// it 1 or 2 cells at a time) and whose box is large enough to pay for padding, or 0.
-std::int64_t slow_row(const std::vector<row_shape>& rows, std::size_t element_size) {
+}  // namespace
+
+std::int64_t auto_padded_row(const options& opts, const std::string& kernel,
+                             const std::vector<row_shape>& rows) {
+  if (opts.row_align != "auto" || opts.problem != problem_kind::jacobi2d ||
+      opts.mode != run_mode::resident || kernel != "cuda") {
+    return 0;
+  }
+  const int vector_cells = row_align_for(element_size_of(opts.dtype.value()), vector_bytes);
   for (const row_shape& r : rows) {
-    const bool unaligned = static_cast<std::size_t>(r.row_cells) * element_size % vector_bytes != 0;
-    if (unaligned && r.box_cells >= smallest_padded_box) return r.row_cells;
+    if (r.row_cells % vector_cells != 0 && r.box_cells >= smallest_padded_box) return r.row_cells;
   }
   return 0;
 }
 
-bool auto_pads(const options& opts, const std::string& kernel) {
-  return opts.row_align == "auto" && opts.problem == problem_kind::jacobi2d &&
-         opts.mode == run_mode::resident && kernel == "cuda";
-}
-
-}  // namespace
-
 int row_align_of(const options& opts, const std::string& kernel,
                  const std::vector<row_shape>& rows) {
-  const std::size_t element_size = element_size_of(opts.dtype.value());
-  const int padded = row_align_for(element_size, vector_bytes);
-  if (opts.row_align == "16") return padded;
-  if (auto_pads(opts, kernel) && slow_row(rows, element_size) != 0) return padded;
-  return 1;
+  const bool padded = opts.row_align == "16" || auto_padded_row(opts, kernel, rows) != 0;
+  return padded ? row_align_for(element_size_of(opts.dtype.value()), vector_bytes) : 1;
 }
 
 std::vector<row_shape> row_shapes_of(const cartesian_decomposition& d) {
@@ -60,12 +55,6 @@ std::vector<row_shape> row_shapes_of(const cartesian_decomposition& d) {
     rows.push_back({d.layout_of(b).allocated(0), b.cells()});
   }
   return rows;
-}
-
-std::string row_align_note(const options& opts, int row_align, const std::vector<row_shape>& rows) {
-  if (opts.row_align != "auto" || row_align <= 1) return {};
-  const std::size_t element_size = element_size_of(opts.dtype.value());
-  return "--row-align auto: rows of " + std::to_string(slow_row(rows, element_size)) + " cells";
 }
 
 int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size) {

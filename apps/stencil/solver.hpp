@@ -135,13 +135,24 @@ struct row_shape {
 };
 
 /**
+ * @brief The row that makes --row-align auto pad, or 0 where it does not: auto pads for resident
+ * jacobi2d with funnel's cuda kernel where some rank's row of n + 2 cells is not a multiple of 16
+ * bytes (that kernel then loads it 1 or 2 cells at a time: kernels/src/cuda/vector_rows.cuh) and
+ * that rank's box holds at least 10^7 cells; padding measured faster on such boxes and slower on
+ * smaller ones (docs/halo.md).
+ * @param opts resolved options
+ * @param kernel the resolved kernel (cuda, host or kokkos)
+ * @param rows the ranks' rows (row_shapes_of)
+ * @return the first such row's length in cells (unpadded), or 0
+ */
+[[nodiscard]] std::int64_t auto_padded_row(const options& opts, const std::string& kernel,
+                                           const std::vector<row_shape>& rows);
+
+/**
  * @brief The row alignment of the field's layout, in cells (field_layout::row_align): with
- * --row-align 16 every row's interior starts on 16 bytes; with none, 1 (rows of n + 2 cells).
- * auto is 16's alignment for resident jacobi2d with funnel's cuda kernel where some rank's row of
- * n + 2 cells is not a multiple of 16 bytes (that kernel then loads it 1 or 2 cells at a time:
- * kernels/src/cuda/vector_rows.cuh) and that rank's box holds at least 10^7 cells, else 1:
- * padding measured faster on such boxes and slower on smaller ones (docs/halo.md). Every rank
- * takes the same alignment (IPC neighbours check each other's layouts).
+ * --row-align 16, or auto where auto_padded_row finds a row, every row's interior starts on 16
+ * bytes; else 1 (rows of n + 2 cells). Every rank takes the same alignment (IPC neighbours check
+ * each other's layouts).
  * @param opts resolved options
  * @param kernel the resolved kernel (cuda, host or kokkos)
  * @param rows the ranks' rows (row_shapes_of)
@@ -155,17 +166,6 @@ struct row_shape {
  * @param d a decomposition
  */
 [[nodiscard]] std::vector<row_shape> row_shapes_of(const cartesian_decomposition& d);
-
-/**
- * @brief Why --row-align auto padded the rows, for the plan line: "--row-align auto: rows of N
- * cells" with the first row that made it pad; empty when the rows are not padded or --row-align
- * was given.
- * @param opts resolved options
- * @param row_align the alignment the decomposition took (row_align_of)
- * @param rows the ranks' rows (row_shapes_of)
- */
-[[nodiscard]] std::string row_align_note(const options& opts, int row_align,
-                                         const std::vector<row_shape>& rows);
 
 /**
  * @brief The bytes each row's interior starts on in `d`'s layouts, as --row-align says them (16),

@@ -128,7 +128,7 @@ TEST(StencilOptions, RowAlignPadsRowsToSixteenBytes) {
   auto padded = parse({"--dtype", "float", "--row-align", "16"});
   fs::resolve_defaults(padded, false);
   EXPECT_EQ(fs::row_align_of(padded, "host", even_rows), 4);
-  EXPECT_EQ(fs::row_align_note(padded, 4, odd_rows), "");  // asked for, not chosen
+  EXPECT_EQ(fs::auto_padded_row(padded, "cuda", odd_rows), 0);  // asked for, not chosen
   auto d = parse({"--dtype", "double", "--row-align", "16"});
   fs::resolve_defaults(d, false);
   EXPECT_EQ(fs::row_align_of(d, "cuda", even_rows), 2);
@@ -164,6 +164,11 @@ TEST(StencilOptions, RowAlignAutoPadsLargeJacobiBoxesWithRowsTheCudaKernelCannot
   EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{2733, 2731 * 8192}}), 4);
   // Long rows in small boxes (16384 x 2050 split 2 x 8): not.
   EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 8191 * 256}}), 1);
+  // A prime rank count: 16384^2 split 17 x 1, boxes of 963-964 x 16382 cells: padded.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{966, 964 * 16382}, {965, 963 * 16382}}), 4);
+  // A grid one interior row high, boxes one cell thick along y: padded only past the bound.
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{10'000'003, 10'000'001}}), 4);
+  EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{9'000'003, 9'000'001}}), 1);
   // Rows of a multiple of 4 floats never (1 x 16), and the bound itself.
   EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{16384, 16382 * 1024}}), 1);
   EXPECT_EQ(fs::row_align_of(jacobi, "cuda", rows{{8193, 10'000'000}}), 4);
@@ -171,8 +176,8 @@ TEST(StencilOptions, RowAlignAutoPadsLargeJacobiBoxesWithRowsTheCudaKernelCannot
   // One rank's row pads every rank's (one layout a job); the plan line names that row.
   const rows mixed{{16384, 20'000'000}, {16386, 20'000'000}};
   EXPECT_EQ(fs::row_align_of(jacobi, "cuda", mixed), 4);
-  EXPECT_EQ(fs::row_align_note(jacobi, 4, mixed), "--row-align auto: rows of 16386 cells");
-  EXPECT_EQ(fs::row_align_note(jacobi, 1, rows{{16384, 20'000'000}}), "");
+  EXPECT_EQ(fs::auto_padded_row(jacobi, "cuda", mixed), 16386);
+  EXPECT_EQ(fs::auto_padded_row(jacobi, "cuda", rows{{16384, 20'000'000}}), 0);
   const rows odd{{8193, 20'000'000}};
   EXPECT_EQ(fs::row_align_of(jacobi, "host", odd), 1);
   EXPECT_EQ(fs::row_align_of(jacobi, "kokkos", odd), 1);
@@ -506,6 +511,12 @@ TEST(StencilPlan, SaysWhenRowsArePadded) {
   p.row_align_bytes = 16;
   const std::string text = fs::format_plan(p);
   EXPECT_NE(text.find("rows padded: interior on 16 B"), std::string::npos) << text;
+  EXPECT_EQ(text.find("--row-align auto"), std::string::npos) << text;
+  p.auto_padded_row = 16386;  // --row-align auto chose it, for that row
+  const std::string chosen = fs::format_plan(p);
+  EXPECT_NE(chosen.find("rows padded: interior on 16 B (--row-align auto: rows of 16386 cells)"),
+            std::string::npos)
+      << chosen;
 }
 
 TEST(StencilPlan, SaysWhenStepsRunAsGraphs) {
