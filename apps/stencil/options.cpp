@@ -44,6 +44,15 @@ const std::vector<std::pair<std::string, std::string>>& jacobi_spellings() {
   return spellings;
 }
 
+/// jacobi2d's least -nx/-ny: a field axis of one interior cell carries no halo (field_layout),
+/// so each way takes two interior cells besides its two boundary cells.
+constexpr std::int64_t jacobi_least_extent = 4;
+
+/// "NX,NY,NZ", as messages name a grid.
+std::string grid_text(const index3& n) {
+  return std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]);
+}
+
 [[noreturn]] void bad_value(const std::string& name, const std::string& value,
                             const std::string& allowed) {
   throw invalid_argument(name + " " + app::not_valid(value, allowed));
@@ -143,8 +152,8 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->group(problem);
   app.add_option("--n", raw.n,
                  "heat3d: interior cells of the unit cube (default 128,128,128 on the host, "
-                 "256,256,256 on a GPU); jacobi2d: the grid including its boundary, as -nx/-ny "
-                 "(default 1024,1024 host, 16384,16384 GPU)")
+                 "256,256,256 on a GPU; axes of one cell last); jacobi2d: the grid including its "
+                 "boundary, as -nx/-ny, each >= 4 (default 1024,1024 host, 16384,16384 GPU)")
       ->type_name("NX,NY[,NZ]")
       ->check(triple_of(1, std::numeric_limits<std::int64_t>::max(),
                         "NX,NY[,NZ] with positive integers"))
@@ -166,8 +175,8 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->check(app::integer_in(0))
       ->group(problem);
   // -nx/-ny: the footer names them (no description: not listed with the others).
-  app.add_option("--nx", raw.nx)->check(app::integer_in(3))->group(problem);
-  app.add_option("--ny", raw.ny)->check(app::integer_in(3))->group(problem);
+  app.add_option("--nx", raw.nx)->check(app::integer_in(jacobi_least_extent))->group(problem);
+  app.add_option("--ny", raw.ny)->check(app::integer_in(jacobi_least_extent))->group(problem);
 
   const std::string execution = "execution";
   app.add_option("--backend", raw.backend,
@@ -539,10 +548,10 @@ void resolve_defaults(options& o, bool on_gpu) {
     o.dtype = scalar_type::float32;
     if (!o.n) o.n = on_gpu ? index3{16384, 16384, 1} : index3{1024, 1024, 1};
     const index3 n = *o.n;
-    if (n[0] < 3 || n[1] < 3 || n[2] != 1) {
-      bad_value("--n",
-                std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]),
-                "NX,NY with NX, NY >= 3 for jacobi2d (the grid including its boundary)");
+    if (n[0] < jacobi_least_extent || n[1] < jacobi_least_extent || n[2] != 1) {
+      bad_value("--n", n[2] == 1 ? std::to_string(n[0]) + "," + std::to_string(n[1]) : grid_text(n),
+                "NX,NY with NX, NY >= 4 for jacobi2d (the grid including its boundary: two "
+                "interior cells or more each way)");
     }
     if (!o.steps) o.steps = 1000;
     if (!o.check_every) o.check_every = 1;
@@ -555,11 +564,19 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.n) o.n = on_gpu ? index3{256, 256, 256} : index3{128, 128, 128};
     if (!o.steps) o.steps = 100;
     if (!o.check_every) o.check_every = 0;
+    const index3 n = *o.n;
+    // A field's axes of one cell carry no halo (field_layout), so they must be the last ones.
+    if ((n[0] == 1 && n[1] == 1 && n[2] == 1) || (n[0] == 1 && n[1] > 1) ||
+        (n[1] == 1 && n[2] > 1)) {
+      bad_value("--n", grid_text(n),
+                "more than one cell, with the axes of one cell last (64,64,1 for a 2D grid, not "
+                "1,64,64)");
+    }
   }
   const index3 n = *o.n;
   const auto element_size = static_cast<std::int64_t>(element_size_of(*o.dtype));
   if (!fields_bytes(n, element_size)) {
-    bad_value("--n", std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]),
+    bad_value("--n", grid_text(n),
               "a grid whose two fields of " + std::to_string(element_size) +
                   "-byte cells fit in 2^63 bytes");
   }
@@ -596,8 +613,7 @@ void resolve_defaults(options& o, bool on_gpu) {
     }
     if (n[0] < 2 || n[1] < 2 || n[2] < 2) {
       throw invalid_argument(
-          "--steps-per-launch 2 needs a 3D grid (every --n extent >= 2), not --n " +
-          std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]));
+          "--steps-per-launch 2 needs a 3D grid (every --n extent >= 2), not --n " + grid_text(n));
     }
   }
   if (!o.kokkos_args.empty() && o.kernel != "kokkos") {

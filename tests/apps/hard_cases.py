@@ -8,8 +8,9 @@ hang, a crash, MPI's abort banner or a line per rank (driver for ctest, host bac
                       run) or written (/dev/full: exit 1 at the end, every rank agreeing)
   config-files RANKS  --config naming a FIFO, a directory, a device, an empty device or a file
                       over the size cap: exit 2 naming what it is; a good file runs
-  tiny-grid RANKS     --n 1,1,1 and -nx 3 -ny 3 on RANKS ranks: exit 2, "cannot split" (was
-                      MPI_ERR_DIMS from MPI's fatal handler)
+  tiny-grid RANKS     grids no kernel can update (--n 1,1,1, 1,64,64, -ny 3) refused before the
+                      run, and -nx 4 -ny 4 on more ranks than cells: exit 2, one line (was
+                      MPI_ERR_DIMS from MPI's fatal handler, then a kernel's line per box)
   early-signal RANKS  SIGUSR1 to every rank as soon as its handler is installed (before MPI_Init
                       returns): exit 75 ("before the first step"), never killed by the signal
   exit-codes RANKS    every status of the table in --help and docs/stencil.md is produced: 0 (a
@@ -117,14 +118,17 @@ def case_config_files(ctx, ranks):
 
 
 def case_tiny_grid(ctx, ranks):
-    if ranks == 1:
-        # One rank takes the grid; its single cell has nothing to update.
-        expect_one_line("--n 1,1,1 on 1 rank", run(ctx, 1, ["--backend", "host", "--n", "1,1,1",
-                                                            "--steps", "2"]), 2, ["single cell"])
-        return
-    for args in (["--n", "1,1,1"], ["-nx", "3", "-ny", "3"]):
+    # Grids the kernels cannot update are refused before the run, on any number of ranks.
+    for args, fragments in ((["--n", "1,1,1"], ["--n '1,1,1'", "more than one cell"]),
+                            (["--n", "1,64,64"], ["--n '1,64,64'", "axes of one cell last"]),
+                            (["-nx", "64", "-ny", "3"], ["-ny '3'", ">= 4"])):
         expect_one_line(" ".join(args), run(ctx, ranks, ["--backend", "host", "--steps", "2"] +
-                                            args), 2, ["cannot split", f"over {ranks} ranks"])
+                                            args), 2, fragments)
+    if ranks > 1:
+        # A valid grid with fewer cells than ranks along the split.
+        expect_one_line("-nx 4 -ny 4", run(ctx, ranks, ["--backend", "host", "--steps", "2",
+                                                        "-nx", "4", "-ny", "4"]),
+                        2, ["more ranks than cells", f"{ranks} ranks"])
 
 
 def catches_usr1(pid):

@@ -152,7 +152,7 @@ BAD_ARGS = [
     (["--problem", "jacobi2d", "--dtype", "double"], "--dtype 'double'"),
     (["--backend", "host", "--kernel", "cuda"], "--kernel 'cuda'"),
     (["--backend", "host", "--n", "8,8,8", "--dims", "3,1,1"], "must equal"),
-    (["--backend", "host", "--n", "1,8,8", "--dims", "2,1,1"], "only 1 cell"),
+    (["--backend", "host", "--n", "8,1,1", "--dims", "1,2,1"], "only 1 cell"),
     (["--chunks", "3"], "--mode streamed"),
     (["--config", "/nonexistent/funnel.conf"], "--config '/nonexistent/funnel.conf'"),
     (["--mode", "streamed", "--chunks", "0"], "--chunks '0' is not valid"),
