@@ -112,6 +112,13 @@ def app_runs(build, scratch):
         "--problem", "jacobi2d", "--n", "256,256", "--steps", "10"], {}
     yield "app_jacobi2d_converge_4ranks", mpi + ["4", app] + common + [
         "-nx", "14", "-ny", "20", "-niter", "400", "-nccheck", "1"], {}
+    # Boxes taller than a launch's 65535 blocks along y (rows folded into z): jacobi2d in
+    # padded rows of 2 cells, a 2D heat3d.
+    yield "app_jacobi2d_tall_2ranks", mpi + ["2", app] + common + [
+        "-nx", "6", "-ny", "2200002", "-niter", "3", "-nccheck", "1", "--dims", "2,1",
+        "--row-align", "16"], {}
+    yield "app_heat3d_tall_2ranks", mpi + ["2", app] + common + [
+        "--n", "8,600000,1", "--steps", "3", "--dims", "2,1,1"], {}
     yield "app_heat3d_streamed", mpi + ["1", app] + common + [
         "--n", "48,40,36", "--steps", "6", "--mode", "streamed", "--steps-per-pass", "2"], {}
     # Snapshots behind the steps: device-side copy, download on the output stream, the block

@@ -201,7 +201,7 @@ __device__ __forceinline__ bool heat3d_flat_cell(const T* __restrict__ in, T* __
                                                  const region_geometry& g, T c,
                                                  const pushed_exchange* push) {
   const std::int64_t i = g.lo[0] + static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const std::int64_t j = g.lo[1] + static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  const std::int64_t j = g.lo[1] + block_row() * blockDim.y + threadIdx.y;
   if (i >= g.hi[0] || j >= g.hi[1]) return false;
   const std::int64_t idx = j * g.sy + i;
   T value;
@@ -341,8 +341,17 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   const double blocks = double(blocks_for(g.hi[0] - g.lo[0] + P, narrowest_tile_x * P)) *
                         double(blocks_for(g.hi[1] - g.lo[1], block_threads_3d / widest_tile_x)) *
                         double(blocks_for(g.hi[2] - g.lo[2], 4));
+  // The 3D grid's y and z counts stop at 65535 (grid_with_rows): a region of more rows (blocks
+  // of 4 or more) or planes (2 a thread) takes the one-dimensional swizzled grid.
+  const bool beyond_3d_grid =
+      g.hi[1] - g.lo[1] > 4 * max_grid_yz || g.hi[2] - g.lo[2] > 2 * max_grid_yz;
+  FUNNEL_EXPECTS(!beyond_3d_grid || blocks < 2.0e9,
+                 "funnel::kernels::heat3d_step: a region of " + std::to_string(g.hi[1] - g.lo[1]) +
+                     " rows and " + std::to_string(g.hi[2] - g.lo[2]) +
+                     " planes needs more blocks than one launch takes");
   const bool large =
-      g.sz * static_cast<std::int64_t>(sizeof(T)) > large_plane_bytes && blocks < 2.0e9;
+      (g.sz * static_cast<std::int64_t>(sizeof(T)) > large_plane_bytes || beyond_3d_grid) &&
+      blocks < 2.0e9;
   if (large) {
     launch_3d<T, P, 4, true>(stream, g, in, out, c, push);
   } else {
@@ -388,14 +397,15 @@ void launch_step(stream_view stream, const field_layout& layout, const T* in, T*
     launch_3d(native(stream), g, in, out, c, push);
   } else {
     const bool plane = layout.allocated(1) > 1;
-    const dim3 grid = plane ? dim3(blocks_for(region.extent(0), block_x),
-                                   blocks_for(region.extent(1), block_y), 1)
+    const unsigned row_blocks = plane ? blocks_for(region.extent(1), block_y) : 1;
+    const dim3 grid = plane ? grid_with_rows(blocks_for(region.extent(0), block_x), row_blocks,
+                                             "funnel::kernels::heat3d_step")
                             : dim3(blocks_for(region.extent(0), block_threads));
     const dim3 block = plane ? dim3(block_x, block_y, 1) : dim3(block_threads);
     if (push != nullptr) {
       const std::int64_t origin[3] = {g.lo[0], g.lo[1], g.lo[2]};
       const std::int64_t size[3] = {block.x, block.y, 1};
-      const unsigned count[3] = {grid.x, grid.y, 1};
+      const unsigned count[3] = {grid.x, row_blocks, 1};
       const unsigned expected = pushing_blocks(*push, g, origin, size, count);
       if (plane) {
         heat3d_flat_pushed<T, 2>

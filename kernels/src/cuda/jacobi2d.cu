@@ -61,8 +61,7 @@ __global__ void __launch_bounds__(detail::cuda::block_threads)
   // thread's cells are aligned for one vector load; cells outside [lo, hi) are not written.
   const std::int64_t i0 =
       (g.lo[0] / P) * P + (static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * P;
-  const std::int64_t j0 =
-      g.lo[1] + (static_cast<std::int64_t>(blockIdx.y) * blockDim.y + threadIdx.y) * R;
+  const std::int64_t j0 = g.lo[1] + (detail::cuda::block_row() * blockDim.y + threadIdx.y) * R;
   const std::int64_t sy = g.sy;
   float squared = 0.0F;
   if (i0 < g.hi[0] && j0 < g.hi[1]) {
@@ -138,8 +137,9 @@ void launch(cudaStream_t stream, const region_geometry& g, const float* a, float
             float* l2_norm) {
   const std::int64_t first_x = (g.lo[0] / P) * P;
   const dim3 block(block_x, block_y, 1);
-  const dim3 grid(blocks_for(g.hi[0] - first_x, block_x * P),
-                  blocks_for(g.hi[1] - g.lo[1], block_y * rows_per_thread), 1);
+  const dim3 grid = grid_with_rows(blocks_for(g.hi[0] - first_x, block_x * P),
+                                   blocks_for(g.hi[1] - g.lo[1], block_y * rows_per_thread),
+                                   "funnel::kernels::jacobi2d_step");
   if (l2_norm != nullptr) {
     jacobi2d<true, P><<<grid, block, 0, stream>>>(a, a_new, g, l2_norm);
   } else {

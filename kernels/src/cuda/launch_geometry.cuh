@@ -5,10 +5,13 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
+#include "funnel/error.hpp"
 #include "funnel/runtime/stream_view.hpp"
 
 namespace funnel::kernels::detail::cuda {
@@ -47,5 +50,26 @@ inline unsigned blocks_for(std::int64_t cells, int per_block) {
 }
 
 inline cudaStream_t native(stream_view stream) { return stream.native_handle(); }
+
+// gridDim.y and gridDim.z stop at 65535, which a tall region reaches (a 2D box of 2.1 million
+// rows, in 8-row blocks of 4 rows a thread). Launches of more row blocks fold them into z:
+// the block's row is block_row(); blocks past the last row do nothing. Below the limit z is 1
+// and the launch is the one the kernel was tuned with.
+constexpr std::int64_t max_grid_yz = 65535;
+
+/// A grid of `blocks_x` by `row_blocks` blocks, the rows folded into y and z.
+inline dim3 grid_with_rows(unsigned blocks_x, std::int64_t row_blocks, const char* kernel) {
+  const std::int64_t y = std::clamp<std::int64_t>(row_blocks, 1, max_grid_yz);
+  const std::int64_t z = (row_blocks + y - 1) / y;
+  FUNNEL_EXPECTS(z <= max_grid_yz, std::string(kernel) + ": " + std::to_string(row_blocks) +
+                                       " blocks of rows exceed the 65535 x 65535 of one launch");
+  return dim3(blocks_x, static_cast<unsigned>(y),
+              static_cast<unsigned>(std::max<std::int64_t>(z, 1)));
+}
+
+/// The row of blocks this block covers, in a grid made by grid_with_rows.
+__device__ inline std::int64_t block_row() {
+  return static_cast<std::int64_t>(blockIdx.z) * gridDim.y + blockIdx.y;
+}
 
 }  // namespace funnel::kernels::detail::cuda
