@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <stdexcept>
 #include <string>
@@ -146,6 +147,27 @@ TEST(SnapshotSubmit, RequestErrorsAreCheckedBeforeAnythingIsWritten) {
                invalid_argument);
   EXPECT_FALSE(exists_on_root(c.dir.path() + "/s-00000007.blocks"));
   EXPECT_EQ(c.writer.wait(), "");
+}
+
+// A shared file is written under a staging name and renamed (array_file.hpp, staging_suffix);
+// a writer killed meanwhile leaves it behind. The next writer of the series removes its own
+// series' leftovers, never another series' nor a name that only looks like one.
+TEST(SnapshotWriter, RemovesItsSeriesStagingLeftovers) {
+  shared_directory dir(MPI_COMM_WORLD, "staging");
+  const std::vector<std::string> names = {
+      ".0123456789abcdef.s-00000009.h5.writing",      // this series: removed
+      ".0123456789abcdef.other-00000001.h5.writing",  // another series: kept
+      ".0123456789abcdeg.s-00000001.h5.writing",      // not a token: kept
+      "0123456789abcdef.s-00000002.h5.writing"};      // no leading dot: kept
+  if (world_rank() == 0) {
+    for (const auto& name : names) std::ofstream(dir.path() + "/" + name) << "partial";
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  { snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path())); }
+  EXPECT_FALSE(exists_on_root(dir.path() + "/" + names[0]));
+  for (std::size_t i = 1; i < names.size(); ++i) {
+    EXPECT_TRUE(exists_on_root(dir.path() + "/" + names[i])) << names[i];
+  }
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ bitwise, at least as new as the last one the writer reported done.
 """
 import os
 import random
+import re
 import select
 import subprocess
 import sys
@@ -63,6 +64,42 @@ def read_lines(proc, timeout):
     return lines
 
 
+# What Open MPI's OMPIO leaves in /dev/shm when a rank is killed while it opens a shared file
+# (docs/security.md, residual risks): its semaphore, named after the staging file, or glibc's
+# temporary name for it. Only ours, and only names older than LEAK_AGE: a temporary name of a
+# test running beside this one lives for microseconds.
+SHM = "/dev/shm"
+LEAK = re.compile(r"sem\.(OMPIO_\.[0-9a-f]{16}\.checkpoint\.h5\.writing|[A-Za-z0-9]{6})")
+LEAK_AGE = 10.0
+
+
+def shm_names():
+    return set(os.listdir(SHM)) if os.path.isdir(SHM) else set()
+
+
+def remove_leaks(before):
+    """Removes this user's leaked names that were not in `before`, once LEAK_AGE old."""
+    candidates = {}
+    for name in shm_names() - before:
+        try:
+            st = os.lstat(os.path.join(SHM, name))
+        except OSError:
+            continue
+        if LEAK.fullmatch(name) and st.st_uid == os.geteuid() and st.st_size <= 32:
+            candidates[name] = st.st_mtime
+    if not candidates:
+        return []
+    time.sleep(max(0.0, max(candidates.values()) + LEAK_AGE - time.time()))
+    removed = []
+    for name in sorted(candidates):
+        try:
+            os.unlink(os.path.join(SHM, name))
+            removed.append(name)
+        except OSError:
+            pass
+    return removed
+
+
 def main():
     parser = io_driver.parser(__doc__)
     parser.add_argument("--iterations", type=int, default=20)
@@ -70,6 +107,17 @@ def main():
     args = parser.parse_args()
     seed = str(random.randrange(1, 10**9))
     started = time.time()
+    shm_before = shm_names()
+    try:
+        return run_kills(args, seed, started)
+    finally:
+        removed = remove_leaks(shm_before)
+        if removed:
+            print(f"removed {len(removed)} semaphore(s) Open MPI's killed ranks left in {SHM}: "
+                  f"{removed}")
+
+
+def run_kills(args, seed, started):
     with tempfile.TemporaryDirectory(prefix="funnel-kill-") as tmp:
         ckpt = os.path.join(tmp, "ckpt")
         # A job killed with SIGKILL cannot clean up after itself: Open MPI would leave its session

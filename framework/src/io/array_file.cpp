@@ -2,11 +2,14 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "array_file.hpp"
 
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <set>
 
+#include "checkpoint_format.hpp"
 #include "collective.hpp"
 #include "file_system.hpp"
 #include "funnel/config.hpp"
@@ -101,9 +104,10 @@ std::uint64_t shared_file_bound(const grid_block& block, const std::vector<field
 // when they are not there), and once the datasets are laid out, hands them over to the HDF5 file
 // (fallocate: no data is written). Every step is agreed on before the next, and the file is closed
 // by all ranks together, never by a destructor. File systems without fallocate get no reservation.
-void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
-                  const std::vector<field_view>& fields, const std::vector<box>& boxes,
-                  const file_decorator& decorate) {
+// The file is written as `path` (staging_path of the main file) and named main_path in messages.
+void write_shared_file(MPI_Comm comm, const std::string& path, const array_file_spec& spec,
+                       const grid_block& block, const std::vector<field_view>& fields,
+                       const std::vector<box>& boxes, const file_decorator& decorate) {
   const std::string placeholder = spec.main_path + space_placeholder_suffix;
   const std::uint64_t bound = shared_file_bound(block, fields, boxes.size());
   space_reservation reserved;
@@ -117,7 +121,7 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
     h5_id mpio(h5_check(H5Pcreate(H5P_FILE_ACCESS), "file access properties"));
     h5_check(H5Pset_fapl_mpio(mpio.get(), comm, MPI_INFO_NULL), "MPI-IO driver");
     h5_id fapl = file_access(mpio.get());
-    file = h5_id(h5_check(H5Fcreate(spec.main_path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
+    file = h5_id(h5_check(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()),
                           "creating '" + spec.main_path + "'"));
   });
   std::vector<h5_id> datasets;
@@ -133,7 +137,7 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
     failure = capture([&] {
       if (rank_of(comm) != 0) return;
       reserved.release();
-      allocate_space(spec.main_path, bound);  // HDF5 trims the file to its end when it closes it
+      allocate_space(path, bound);  // HDF5 trims the file to its end when it closes it
     });
     ok = none_failed(comm, failure);
   }
@@ -150,9 +154,31 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
     file.close("closing '" + spec.main_path + "'");
   });
   agree(comm, failure ? failure : closing);
-  // One fsync of the shared file after every rank's data reached it (MPI_File_close does not
-  // promise stable storage).
-  if (spec.sync) on_root(comm, [&] { sync_file(spec.main_path); });
+}
+
+void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
+                  const std::vector<field_view>& fields, const std::vector<box>& boxes,
+                  const file_decorator& decorate) {
+  // Every rank opens the same staging file (staging_suffix says why it is not main_path).
+  const std::string staging =
+      staging_path(spec.main_path, broadcast(comm, rank_of(comm) == 0 ? new_run_id() : ""));
+  try {
+    write_shared_file(comm, staging, spec, block, fields, boxes, decorate);
+  } catch (...) {
+    if (rank_of(comm) == 0) ::unlink(staging.c_str());
+    throw;
+  }
+  on_root(comm, [&] {
+    // One fsync of the shared file after every rank's data reached it (MPI_File_close does not
+    // promise stable storage), and one of its folder after the rename.
+    if (spec.sync) {
+      sync_file(staging);
+      rename_durably(staging, spec.main_path);
+    } else {
+      FUNNEL_SYSTEM_CHECK(std::rename(staging.c_str(), spec.main_path.c_str()) != 0, "rename",
+                          staging + " -> " + spec.main_path);
+    }
+  });
 }
 #endif
 
@@ -166,6 +192,21 @@ bool valid_field_name(const std::string& name) {
     if (!ok) return false;
   }
   return true;
+}
+
+std::string staging_path(const std::string& main_path, const std::string& token) {
+  return join(parent_path(main_path), "." + token + "." + base_name(main_path) + staging_suffix);
+}
+
+std::string staged_main_name(const std::string& name) {
+  constexpr std::size_t token = 16;
+  const std::string suffix = staging_suffix;
+  if (name.size() <= 2 + token + suffix.size() || name[0] != '.' || name[1 + token] != '.' ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0 ||
+      name.find_first_not_of("0123456789abcdef", 1) != 1 + token) {
+    return "";
+  }
+  return name.substr(2 + token, name.size() - 2 - token - suffix.size());
 }
 
 std::string rank_file_name(int rank) {

@@ -70,6 +70,24 @@ void write_virtual_main(const array_file_spec& spec, const grid_block& block,
 /// killed meanwhile leaves it behind: `<main file><suffix>`).
 inline constexpr const char* space_placeholder_suffix = ".space";
 
+/**
+ * A shared file is written under a name nobody can guess, `.<16 hex digits>.<main file's name>`
+ * followed by this suffix, beside the main file, and renamed into place once every rank closed
+ * it (a writer killed meanwhile leaves it behind). Open MPI's OMPIO opens a POSIX semaphore
+ * named after the last name of each file it opens for writing (`/dev/shm/sem.OMPIO_<name>`,
+ * for shared file pointers, which funnel does not use) and fails the open when another user
+ * holds that name: under a fixed name two users' jobs on a node collide, and any user could
+ * stop another's writes by creating it first.
+ */
+inline constexpr const char* staging_suffix = ".writing";
+
+/// The staging path of `main_path` for the random `token` (16 hex digits).
+std::string staging_path(const std::string& main_path, const std::string& token);
+
+/// The main file name that the staging file `name` (a name, no folder) stands for; empty when
+/// `name` is not a staging name.
+std::string staged_main_name(const std::string& name);
+
 /// Collective: writes the fields' global datasets; throws the same error on every rank.
 void write_array_file(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
                       const std::vector<field_view>& fields, const std::vector<box>& boxes,

@@ -146,7 +146,13 @@ struct snapshot_writer::impl {
     const bool shared = detail::is_shared_directory(options.directory);
     for (const auto& name : detail::list_directory(options.directory)) {
       if (shared && detail::is_foreign_entry(detail::join(options.directory, name))) continue;
-      // The space of a shared file whose writer was killed.
+      // The staging file (detail::staging_suffix) and the space of a shared file whose writer
+      // was killed.
+      const std::string staged = detail::staged_main_name(name);
+      if (!staged.empty() && staged.compare(0, prefix.size(), prefix) == 0) {
+        detail::remove_tree(detail::join(options.directory, name));
+        continue;
+      }
       if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > placeholder.size() &&
           name.compare(name.size() - placeholder.size(), placeholder.size(), placeholder) == 0) {
         detail::remove_tree(detail::join(options.directory, name));
