@@ -43,6 +43,13 @@ namespace {
 
 using detail::halo_link;
 
+/// The default options with `method`.
+halo_options options_with(halo_method method) {
+  halo_options options;
+  options.method = method;
+  return options;
+}
+
 int current_cuda_device() {
   int dev = 0;
 #if FUNNEL_HAS_CUDA
@@ -554,7 +561,7 @@ halo_exchange::halo_exchange(const cartesian_decomposition& decomposition, backe
 
 halo_exchange::halo_exchange(const cartesian_decomposition& decomposition, backend_kind backend,
                              memory_pool& pool, std::size_t element_size, halo_method method)
-    : halo_exchange(decomposition, backend, pool, element_size, halo_options{method, {}}) {}
+    : halo_exchange(decomposition, backend, pool, element_size, options_with(method)) {}
 
 halo_exchange::~halo_exchange() = default;
 halo_exchange::halo_exchange(halo_exchange&&) noexcept = default;
