@@ -14,9 +14,11 @@
 namespace funnel::bench {
 namespace {
 
+#if FUNNEL_HAS_CUDA
 std::string version_text(int v) {
   return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
 }
+#endif
 
 // The host counterpart of the spin kernel: the same dependent FMA chain, one per block.
 void spin_on_host(int blocks, long long iterations, float* sink) {

@@ -51,7 +51,7 @@ void run_host_copy(void* task) noexcept {
 
 // True when the CUDA runtime can copy `ptr` asynchronously at link speed: pinned, registered,
 // device or managed memory. Pageable memory is reported as unregistered.
-bool pinned_or_device(backend_kind backend, const void* ptr) {
+bool pinned_or_device(backend_kind backend, [[maybe_unused]] const void* ptr) {
   if (backend != backend_kind::cuda) return true;
 #if FUNNEL_HAS_CUDA
   cudaPointerAttributes attributes{};
