@@ -319,8 +319,10 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   const auto tile_x = static_cast<int>(block.x);
   const auto tile_y = static_cast<int>(block.y);
   block_grid grid{blocks_for(g.hi[0] - first_x, tile_x * P), blocks_for(g.hi[1] - g.lo[1], tile_y),
-                  blocks_for(g.hi[2] - g.lo[2], K),
-                  std::max(1U, group_rows / static_cast<unsigned>(tile_y))};
+                  blocks_for(g.hi[2] - g.lo[2], K), 0};
+  // A group of rows never exceeds the grid: swizzled()'s 32-bit block counts then stay below
+  // the launch's own (a region of few rows and many planes would wrap them).
+  grid.group_y = std::min(grid.y, std::max(1U, group_rows / static_cast<unsigned>(tile_y)));
   const dim3 blocks = Swizzled ? dim3(grid.x * grid.y * grid.z) : dim3(grid.x, grid.y, grid.z);
   if (push != nullptr) {
     const std::int64_t origin[3] = {first_x, g.lo[1], g.lo[2]};

@@ -59,12 +59,13 @@ constexpr std::int64_t max_grid_yz = 65535;
 
 /// A grid of `blocks_x` by `row_blocks` blocks, the rows folded into y and z.
 inline dim3 grid_with_rows(unsigned blocks_x, std::int64_t row_blocks, const char* kernel) {
-  const std::int64_t y = std::clamp<std::int64_t>(row_blocks, 1, max_grid_yz);
-  const std::int64_t z = (row_blocks + y - 1) / y;
+  // The fewest z that fits, then rows spread evenly over it: at most z - 1 idle blocks.
+  const std::int64_t rows = std::max<std::int64_t>(row_blocks, 1);
+  const std::int64_t z = (rows + max_grid_yz - 1) / max_grid_yz;
   FUNNEL_EXPECTS(z <= max_grid_yz, std::string(kernel) + ": " + std::to_string(row_blocks) +
                                        " blocks of rows exceed the 65535 x 65535 of one launch");
-  return dim3(blocks_x, static_cast<unsigned>(y),
-              static_cast<unsigned>(std::max<std::int64_t>(z, 1)));
+  const std::int64_t y = (rows + z - 1) / z;
+  return dim3(blocks_x, static_cast<unsigned>(y), static_cast<unsigned>(z));
 }
 
 /// The row of blocks this block covers, in a grid made by grid_with_rows.
