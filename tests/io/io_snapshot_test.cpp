@@ -149,25 +149,30 @@ TEST(SnapshotSubmit, RequestErrorsAreCheckedBeforeAnythingIsWritten) {
   EXPECT_EQ(c.writer.wait(), "");
 }
 
-// A shared file is written under a staging name and renamed (array_file.hpp, staging_suffix);
-// a writer killed meanwhile leaves it behind. The next writer of the series removes its own
-// series' leftovers, never another series' nor a name that only looks like one.
+// A shared file is written in a staging folder and renamed out (array_file.hpp,
+// staging_suffix); a writer killed meanwhile leaves the folder behind, and earlier versions left
+// a `.space` placeholder. The next writer of the series removes its own series' leftovers, never
+// another series' (a series "s" does not own "s-2-...") nor a name that only looks like one.
 TEST(SnapshotWriter, RemovesItsSeriesStagingLeftovers) {
   shared_directory dir(MPI_COMM_WORLD, "staging");
-  const std::vector<std::string> names = {
-      ".0123456789abcdef.s-00000009.h5.writing",      // this series: removed
-      ".0123456789abcdef.other-00000001.h5.writing",  // another series: kept
-      ".0123456789abcdeg.s-00000001.h5.writing",      // not a token: kept
-      "0123456789abcdef.s-00000002.h5.writing"};      // no leading dot: kept
+  const std::vector<std::string> removed = {".0123456789abcdef.s-00000009.h5.writing",
+                                            "s-00000007.h5.space"};
+  const std::vector<std::string> kept = {
+      ".0123456789abcdef.other-00000001.h5.writing",  // another series
+      ".0123456789abcdef.s-2-00000001.h5.writing",    // series "s-2"
+      "s-2-00000001.h5.space",                        // series "s-2"
+      ".0123456789abcdeg.s-00000001.h5.writing",      // not a token
+      "0123456789abcdef.s-00000002.h5.writing"};      // no leading dot
   if (world_rank() == 0) {
-    for (const auto& name : names) std::ofstream(dir.path() + "/" + name) << "partial";
+    fs::create_directory(dir.path() + "/" + removed[0]);
+    std::ofstream(dir.path() + "/" + removed[0] + "/0123456789abcdef.h5") << "partial";
+    for (const auto& name : kept) std::ofstream(dir.path() + "/" + name) << "partial";
+    std::ofstream(dir.path() + "/" + removed[1]) << "space";
   }
   MPI_Barrier(MPI_COMM_WORLD);
   { snapshot_writer writer(MPI_COMM_WORLD, options_in(dir.path())); }
-  EXPECT_FALSE(exists_on_root(dir.path() + "/" + names[0]));
-  for (std::size_t i = 1; i < names.size(); ++i) {
-    EXPECT_TRUE(exists_on_root(dir.path() + "/" + names[i])) << names[i];
-  }
+  for (const auto& name : removed) EXPECT_FALSE(exists_on_root(dir.path() + "/" + name)) << name;
+  for (const auto& name : kept) EXPECT_TRUE(exists_on_root(dir.path() + "/" + name)) << name;
 }
 
 }  // namespace

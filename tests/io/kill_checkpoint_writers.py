@@ -65,11 +65,11 @@ def read_lines(proc, timeout):
 
 
 # What Open MPI's OMPIO leaves in /dev/shm when a rank is killed while it opens a shared file
-# (docs/security.md, residual risks): its semaphore, named after the staging file, or glibc's
+# (docs/security.md, residual risks): its semaphore, named after the staged file, or glibc's
 # temporary name for it. Only ours, and only names older than LEAK_AGE: a temporary name of a
 # test running beside this one lives for microseconds.
 SHM = "/dev/shm"
-LEAK = re.compile(r"sem\.(OMPIO_\.[0-9a-f]{16}\.checkpoint\.h5\.writing|[A-Za-z0-9]{6})")
+LEAK = re.compile(r"sem\.(OMPIO_[0-9a-f]{16}\.h5|[A-Za-z0-9]{6})")
 LEAK_AGE = 10.0
 
 

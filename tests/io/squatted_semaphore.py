@@ -84,8 +84,9 @@ def main():
                 st = os.lstat(path) if os.path.lexists(path) else None
                 if st is None or st.st_ino != inode or st.st_uid != ATTACKER:
                     failures.append(f"{path}, planted by uid {ATTACKER}, was removed or replaced")
-            staged = [n for d in ("checkpoints", "snapshots") for _, _, files in
-                      os.walk(os.path.join(work, d)) for n in files if n.endswith(".writing")]
+            staged = [n for d in ("checkpoints", "snapshots") for _, folders, files in
+                      os.walk(os.path.join(work, d)) for n in folders + files
+                      if n.endswith(".writing")]
             if staged:
                 failures.append(f"staging files left after clean writes: {staged}")
         finally:

@@ -2,10 +2,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "array_file.hpp"
 
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -104,11 +105,12 @@ std::uint64_t shared_file_bound(const grid_block& block, const std::vector<field
 // when they are not there), and once the datasets are laid out, hands them over to the HDF5 file
 // (fallocate: no data is written). Every step is agreed on before the next, and the file is closed
 // by all ranks together, never by a destructor. File systems without fallocate get no reservation.
-// The file is written as `path` (staging_path of the main file) and named main_path in messages.
-void write_shared_file(MPI_Comm comm, const std::string& path, const array_file_spec& spec,
-                       const grid_block& block, const std::vector<field_view>& fields,
-                       const std::vector<box>& boxes, const file_decorator& decorate) {
-  const std::string placeholder = spec.main_path + space_placeholder_suffix;
+// The file is written as `path`, its space held in `placeholder` (both in write_shared's
+// private folder), and named main_path in messages.
+void write_shared_file(MPI_Comm comm, const std::string& path, const std::string& placeholder,
+                       const array_file_spec& spec, const grid_block& block,
+                       const std::vector<field_view>& fields, const std::vector<box>& boxes,
+                       const file_decorator& decorate) {
   const std::uint64_t bound = shared_file_bound(block, fields, boxes.size());
   space_reservation reserved;
   on_root(comm, [&] { reserved = reserve_space(placeholder, bound); });
@@ -159,26 +161,36 @@ void write_shared_file(MPI_Comm comm, const std::string& path, const array_file_
 void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& block,
                   const std::vector<field_view>& fields, const std::vector<box>& boxes,
                   const file_decorator& decorate) {
-  // Every rank opens the same staging file (staging_suffix says why it is not main_path).
-  const std::string staging =
-      staging_path(spec.main_path, broadcast(comm, rank_of(comm) == 0 ? new_run_id() : ""));
+  // Every rank opens the same file, named by rank 0 (staging_suffix says why it is neither
+  // main_path nor a name others can see).
+  std::string tokens;
+  on_root(comm, [&] { tokens = new_run_id() + new_run_id(); });
+  tokens = broadcast(comm, tokens);
+  const std::string folder = staging_path(spec.main_path, tokens.substr(0, 16));
+  const std::string staged = join(folder, tokens.substr(16) + ".h5");
   try {
-    write_shared_file(comm, staging, spec, block, fields, boxes, decorate);
+    on_root(comm,
+            [&] { FUNNEL_SYSTEM_CHECK(::mkdir(folder.c_str(), 0700) != 0, "mkdir", folder); });
+    write_shared_file(comm, staged, join(folder, "space"), spec, block, fields, boxes, decorate);
+    on_root(comm, [&] {
+      // One fsync of the shared file after every rank's data reached it (MPI_File_close does
+      // not promise stable storage), and one of its folder after the rename.
+      if (spec.sync) {
+        sync_file(staged);
+        rename_durably(staged, spec.main_path);
+      } else {
+        FUNNEL_SYSTEM_CHECK(std::rename(staged.c_str(), spec.main_path.c_str()) != 0, "rename",
+                            staged + " -> " + spec.main_path);
+      }
+      remove_tree(folder);
+    });
   } catch (...) {
-    if (rank_of(comm) == 0) ::unlink(staging.c_str());
+    if (rank_of(comm) == 0) {
+      std::error_code ignored;
+      std::filesystem::remove_all(folder, ignored);
+    }
     throw;
   }
-  on_root(comm, [&] {
-    // One fsync of the shared file after every rank's data reached it (MPI_File_close does not
-    // promise stable storage), and one of its folder after the rename.
-    if (spec.sync) {
-      sync_file(staging);
-      rename_durably(staging, spec.main_path);
-    } else {
-      FUNNEL_SYSTEM_CHECK(std::rename(staging.c_str(), spec.main_path.c_str()) != 0, "rename",
-                          staging + " -> " + spec.main_path);
-    }
-  });
 }
 #endif
 

@@ -66,25 +66,27 @@ void write_virtual_main(const array_file_spec& spec, const grid_block& block,
                         const std::vector<field_view>& fields, const std::vector<box>& boxes,
                         const file_decorator& decorate);
 
-/// Suffix of the placeholder that holds a shared file's space until HDF5 writes it (a writer
-/// killed meanwhile leaves it behind: `<main file><suffix>`).
+/// Suffix of the placeholder that earlier versions kept beside a shared file to hold its space
+/// (a writer killed meanwhile left `<main file><suffix>`; snapshot writers still remove those).
 inline constexpr const char* space_placeholder_suffix = ".space";
 
 /**
- * A shared file is written under a name nobody can guess, `.<16 hex digits>.<main file's name>`
- * followed by this suffix, beside the main file, and renamed into place once every rank closed
- * it (a writer killed meanwhile leaves it behind). Open MPI's OMPIO opens a POSIX semaphore
- * named after the last name of each file it opens for writing (`/dev/shm/sem.OMPIO_<name>`,
- * for shared file pointers, which funnel does not use) and fails the open when another user
- * holds that name: under a fixed name two users' jobs on a node collide, and any user could
- * stop another's writes by creating it first.
+ * A shared file is written in a folder of its own, mode 0700, beside the main file:
+ * `.<16 hex digits>.<main file's name>` followed by this suffix, under a second random name
+ * that nobody else can see, then renamed into place once every rank closed it (a writer killed
+ * meanwhile leaves the folder behind). Open MPI's OMPIO opens a POSIX semaphore named after the
+ * last name of each file it opens for writing (`/dev/shm/sem.OMPIO_<name>`, for shared file
+ * pointers, which funnel does not use), after creating the file, and fails the open when
+ * another user holds that name: under a fixed name two users' jobs on a node collided and any
+ * user could stop another's writes by creating it first, and under a name others can list
+ * they could still take it in between. The space placeholder lives in the folder too.
  */
 inline constexpr const char* staging_suffix = ".writing";
 
-/// The staging path of `main_path` for the random `token` (16 hex digits).
+/// The staging folder of `main_path` for the random `token` (16 hex digits).
 std::string staging_path(const std::string& main_path, const std::string& token);
 
-/// The main file name that the staging file `name` (a name, no folder) stands for; empty when
+/// The main file name that the staging folder `name` (a name, no path) stands for; empty when
 /// `name` is not a staging name.
 std::string staged_main_name(const std::string& name);
 

@@ -139,31 +139,35 @@ struct snapshot_writer::impl {
     }
   }
 
-  void scan_existing() {
+  // Whether `name` is a main file of this series, `<series>-<digits>.h5` (a series named
+  // "run" does not own "run-2-00000001.h5").
+  [[nodiscard]] bool of_series(const std::string& name) const {
     const std::string prefix = options.series + "-";
-    const std::string placeholder = std::string(".h5") + detail::space_placeholder_suffix;
+    if (name.size() <= prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0 ||
+        name.compare(name.size() - 3, 3, ".h5") != 0) {
+      return false;
+    }
+    const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
+    return digits.find_first_not_of("0123456789") == std::string::npos;
+  }
+
+  void scan_existing() {
+    const std::string placeholder = detail::space_placeholder_suffix;
     // In a sticky directory other users may write, only this user's files are this series.
     const bool shared = detail::is_shared_directory(options.directory);
     for (const auto& name : detail::list_directory(options.directory)) {
       if (shared && detail::is_foreign_entry(detail::join(options.directory, name))) continue;
-      // The staging file (detail::staging_suffix) and the space of a shared file whose writer
-      // was killed.
-      const std::string staged = detail::staged_main_name(name);
-      if (!staged.empty() && staged.compare(0, prefix.size(), prefix) == 0) {
+      // What a shared file's writer killed meanwhile leaves: its staging folder
+      // (detail::staging_suffix), or, from earlier versions, the placeholder of its space.
+      const bool placeholder_left =
+          name.size() > placeholder.size() &&
+          name.compare(name.size() - placeholder.size(), placeholder.size(), placeholder) == 0 &&
+          of_series(name.substr(0, name.size() - placeholder.size()));
+      if (of_series(detail::staged_main_name(name)) || placeholder_left) {
         detail::remove_tree(detail::join(options.directory, name));
         continue;
       }
-      if (name.compare(0, prefix.size(), prefix) == 0 && name.size() > placeholder.size() &&
-          name.compare(name.size() - placeholder.size(), placeholder.size(), placeholder) == 0) {
-        detail::remove_tree(detail::join(options.directory, name));
-        continue;
-      }
-      if (name.size() <= prefix.size() + 3 || name.compare(0, prefix.size(), prefix) != 0 ||
-          name.compare(name.size() - 3, 3, ".h5") != 0) {
-        continue;
-      }
-      const std::string digits = name.substr(prefix.size(), name.size() - prefix.size() - 3);
-      if (digits.find_first_not_of("0123456789") != std::string::npos) continue;
+      if (!of_series(name)) continue;
       if (auto e = read_entry(options.directory, name)) entries[e->step] = std::move(*e);
     }
   }
