@@ -175,5 +175,23 @@ TEST(SnapshotWriter, RemovesItsSeriesStagingLeftovers) {
   for (const auto& name : kept) EXPECT_TRUE(exists_on_root(dir.path() + "/" + name)) << name;
 }
 
+// Series names whose staging folders fit a file name (255), and none that could own another
+// series' files ("s-" and "s--0000005.h5" of a negative step): refused, as negative steps are.
+TEST(SnapshotWriter, RefusesSeriesNamesTooLongOrEndingInADashAndNegativeSteps) {
+  shared_directory dir(MPI_COMM_WORLD, "series-names");
+  for (const std::string& series : {std::string("s-"), std::string(129, 'a'), std::string("")}) {
+    auto o = options_in(dir.path());
+    o.series = series;
+    EXPECT_THROW(snapshot_writer(MPI_COMM_WORLD, o), invalid_argument) << "'" << series << "'";
+  }
+  auto o = options_in(dir.path());
+  o.series = std::string(128, 'a');
+  snapshot_writer writer(MPI_COMM_WORLD, o);
+  const grid_block block = make_block(global, procs, world_rank(), 1);
+  const auto u = make_field<double>(block, 5, 1, -1.0);
+  EXPECT_THROW(writer.write(-5, 0.0, block, {field_view::of("u", u.data())}), invalid_argument);
+  EXPECT_FALSE(writer.write(5, 0.0, block, {field_view::of("u", u.data())}).empty());
+}
+
 }  // namespace
 }  // namespace funnel::io::test

@@ -168,9 +168,16 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
   tokens = broadcast(comm, tokens);
   const std::string folder = staging_path(spec.main_path, tokens.substr(0, 16));
   const std::string staged = join(folder, tokens.substr(16) + ".h5");
+  bool created = false;  // rank 0: removes only a folder it made
+  const auto remove_folder = [&] {
+    std::error_code ignored;
+    if (created) std::filesystem::remove_all(folder, ignored);
+  };
   try {
-    on_root(comm,
-            [&] { FUNNEL_SYSTEM_CHECK(::mkdir(folder.c_str(), 0700) != 0, "mkdir", folder); });
+    on_root(comm, [&] {
+      FUNNEL_SYSTEM_CHECK(::mkdir(folder.c_str(), 0700) != 0, "mkdir", folder);
+      created = true;
+    });
     write_shared_file(comm, staged, join(folder, "space"), spec, block, fields, boxes, decorate);
     on_root(comm, [&] {
       // One fsync of the shared file after every rank's data reached it (MPI_File_close does
@@ -182,15 +189,13 @@ void write_shared(MPI_Comm comm, const array_file_spec& spec, const grid_block& 
         FUNNEL_SYSTEM_CHECK(std::rename(staged.c_str(), spec.main_path.c_str()) != 0, "rename",
                             staged + " -> " + spec.main_path);
       }
-      remove_tree(folder);
     });
   } catch (...) {
-    if (rank_of(comm) == 0) {
-      std::error_code ignored;
-      std::filesystem::remove_all(folder, ignored);
-    }
+    remove_folder();
     throw;
   }
+  // The file is in place: a folder that will not go away is left, not a failed write.
+  remove_folder();
 }
 #endif
 

@@ -22,8 +22,13 @@
 namespace funnel::io {
 namespace {
 
+// A series name's bound: its files' staging folders (detail::staging_path) add 26 characters
+// to `<series>-<step>.h5`, and a file name stops at 255.
+constexpr std::size_t longest_series = 128;
+
 bool valid_series(const std::string& s) {
-  if (s.empty()) return false;
+  // No '-' at the end: series "s-" would own "s--0000005.h5".
+  if (s.empty() || s.size() > longest_series || s.back() == '-') return false;
   for (char c : s) {
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
           c == '-')) {
@@ -193,6 +198,7 @@ struct snapshot_writer::impl {
   void start(std::int64_t step, double time, const grid_block& block,
              const std::vector<field_view>& fields, std::function<void()> ready, bool background) {
     complete();
+    FUNNEL_EXPECTS(step >= 0, "snapshot step " + std::to_string(step) + " is negative");
     detail::check_write_request(comm, block, fields);
     auto p = std::make_unique<snapshot_in_flight>();
     p->step = step;
@@ -264,7 +270,8 @@ snapshot_writer::snapshot_writer(MPI_Comm comm, snapshot_options options)
     : impl_(std::make_unique<impl>()) {
   FUNNEL_EXPECTS(!options.directory.empty(), "snapshot directory must not be empty");
   FUNNEL_EXPECTS(valid_series(options.series),
-                 "series name '" + options.series + "' must be letters, digits, '_' or '-'");
+                 "series name '" + detail::excerpt(options.series) +
+                     "' must be 1 to 128 letters, digits, '_' or '-', not ending in '-'");
   impl_->mode = resolve(options.mode);
   impl_->options = std::move(options);
   int level = MPI_THREAD_SINGLE;

@@ -16,7 +16,8 @@ namespace funnel::io {
 /// @brief Where and how a snapshot_writer writes a series.
 struct snapshot_options {
   std::string directory;                   ///< output directory (created when missing)
-  std::string series = "snapshot";         ///< file prefix: `<series>-<step>.h5`, `<series>.xmf`
+  std::string series = "snapshot";         ///< file prefix: `<series>-<step>.h5`, `<series>.xmf`;
+                                           ///< 1-128 letters, digits, `_`, `-` (not last)
   std::string problem;                     ///< problem name, stored as attribute "problem"
   std::array<double, 3> spacing{1, 1, 1};  ///< cell size along x, y, z
   std::array<double, 3> origin{0, 0, 0};   ///< lower corner of cell (0,0,0) along x, y, z
