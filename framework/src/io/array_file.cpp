@@ -150,11 +150,16 @@ void write_shared_file(MPI_Comm comm, const std::string& path, const std::string
     });
     ok = none_failed(comm, failure);
   }
-  // All ranks are here together, whatever happened: close together.
-  const std::exception_ptr closing = capture([&] {
-    for (auto& d : datasets) d.close("closing a dataset of '" + spec.main_path + "'");
-    file.close("closing '" + spec.main_path + "'");
-  });
+  // All ranks are here together, whatever happened: close together, every handle even after a
+  // close failed on this rank (the others are in the collective closes), keeping the first error.
+  std::exception_ptr closing;
+  const auto keep_first = [&closing](std::exception_ptr e) {
+    if (!closing) closing = std::move(e);
+  };
+  for (auto& d : datasets) {
+    keep_first(capture([&] { d.close("closing a dataset of '" + spec.main_path + "'"); }));
+  }
+  keep_first(capture([&] { file.close("closing '" + spec.main_path + "'"); }));
   agree(comm, failure ? failure : closing);
 }
 
