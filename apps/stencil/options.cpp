@@ -48,9 +48,10 @@ const std::vector<std::pair<std::string, std::string>>& jacobi_spellings() {
 /// so each way takes two interior cells besides its two boundary cells.
 constexpr std::int64_t jacobi_least_extent = 4;
 
-/// "NX,NY,NZ", as messages name a grid.
-std::string grid_text(const index3& n) {
-  return std::to_string(n[0]) + "," + std::to_string(n[1]) + "," + std::to_string(n[2]);
+/// "A,B,C", as --n and --dims are written (messages, config files).
+template <class Triple>
+std::string triple_text(const Triple& v) {
+  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
 }
 
 [[noreturn]] void bad_value(const std::string& name, const std::string& value,
@@ -549,9 +550,11 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.n) o.n = on_gpu ? index3{16384, 16384, 1} : index3{1024, 1024, 1};
     const index3 n = *o.n;
     if (n[0] < jacobi_least_extent || n[1] < jacobi_least_extent || n[2] != 1) {
-      bad_value("--n", n[2] == 1 ? std::to_string(n[0]) + "," + std::to_string(n[1]) : grid_text(n),
-                "NX,NY with NX, NY >= 4 for jacobi2d (the grid including its boundary: two "
-                "interior cells or more each way)");
+      bad_value("--n",
+                n[2] == 1 ? std::to_string(n[0]) + "," + std::to_string(n[1]) : triple_text(n),
+                "NX,NY with NX, NY >= " + std::to_string(jacobi_least_extent) +
+                    " for jacobi2d (the grid including its boundary: two interior cells or more "
+                    "each way)");
     }
     if (!o.steps) o.steps = 1000;
     if (!o.check_every) o.check_every = 1;
@@ -568,7 +571,7 @@ void resolve_defaults(options& o, bool on_gpu) {
     // A field's axes of one cell carry no halo (field_layout), so they must be the last ones.
     if ((n[0] == 1 && n[1] == 1 && n[2] == 1) || (n[0] == 1 && n[1] > 1) ||
         (n[1] == 1 && n[2] > 1)) {
-      bad_value("--n", grid_text(n),
+      bad_value("--n", triple_text(n),
                 "more than one cell, with the axes of one cell last (64,64,1 for a 2D grid, not "
                 "1,64,64)");
     }
@@ -576,7 +579,7 @@ void resolve_defaults(options& o, bool on_gpu) {
   const index3 n = *o.n;
   const auto element_size = static_cast<std::int64_t>(element_size_of(*o.dtype));
   if (!fields_bytes(n, element_size)) {
-    bad_value("--n", grid_text(n),
+    bad_value("--n", triple_text(n),
               "a grid whose two fields of " + std::to_string(element_size) +
                   "-byte cells fit in 2^63 bytes");
   }
@@ -613,7 +616,8 @@ void resolve_defaults(options& o, bool on_gpu) {
     }
     if (n[0] < 2 || n[1] < 2 || n[2] < 2) {
       throw invalid_argument(
-          "--steps-per-launch 2 needs a 3D grid (every --n extent >= 2), not --n " + grid_text(n));
+          "--steps-per-launch 2 needs a 3D grid (every --n extent >= 2), not --n " +
+          triple_text(n));
     }
   }
   if (!o.kokkos_args.empty() && o.kernel != "kokkos") {
@@ -624,11 +628,8 @@ void resolve_defaults(options& o, bool on_gpu) {
 
 std::string to_config_text(const options& o) {
   std::ostringstream out;
-  const auto triple = [](const auto& v) {
-    return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]);
-  };
   out << "problem = " << to_string(o.problem) << "\n";
-  if (o.n) out << "n = " << triple(*o.n) << "\n";
+  if (o.n) out << "n = " << triple_text(*o.n) << "\n";
   if (o.steps) out << "steps = " << *o.steps << "\n";
   if (o.dtype) out << "dtype = " << to_string(*o.dtype) << "\n";
   out << "backend = " << o.backend << "\n";
@@ -643,7 +644,7 @@ std::string to_config_text(const options& o) {
         << (o.steps_per_launch > 0 ? std::to_string(o.steps_per_launch) : "auto") << "\n";
   }
   if (o.mode == run_mode::resident) out << "row-align = " << o.row_align << "\n";
-  out << "dims = " << triple(o.dims) << "\n";
+  out << "dims = " << triple_text(o.dims) << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";
   out << "output-dir = " << o.output_dir << "\n";

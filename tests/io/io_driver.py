@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the io test drivers share: the options that say how to run the io tool under MPI."""
 import argparse
+import os
 
 
 def parser(description, tool_option="--tool"):
@@ -12,3 +13,11 @@ def parser(description, tool_option="--tool"):
     p.add_argument(tool_option, required=True)
     p.add_argument("--mode", choices=["shared", "per_rank"], required=True)
     return p
+
+
+SHM = "/dev/shm"
+
+
+def shm_names():
+    """The names in /dev/shm (none where it does not exist)."""
+    return set(os.listdir(SHM)) if os.path.isdir(SHM) else set()

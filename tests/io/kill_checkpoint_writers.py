@@ -68,21 +68,16 @@ def read_lines(proc, timeout):
 # (docs/security.md, residual risks): its semaphore, named after the staged file, or glibc's
 # temporary name for it. Only ours, and only names older than LEAK_AGE: a temporary name of a
 # test running beside this one lives for microseconds.
-SHM = "/dev/shm"
 LEAK = re.compile(r"sem\.(OMPIO_[0-9a-f]{16}\.h5|[A-Za-z0-9]{6})")
 LEAK_AGE = 10.0
-
-
-def shm_names():
-    return set(os.listdir(SHM)) if os.path.isdir(SHM) else set()
 
 
 def remove_leaks(before):
     """Removes this user's leaked names that were not in `before`, once LEAK_AGE old."""
     candidates = {}
-    for name in shm_names() - before:
+    for name in io_driver.shm_names() - before:
         try:
-            st = os.lstat(os.path.join(SHM, name))
+            st = os.lstat(os.path.join(io_driver.SHM, name))
         except OSError:
             continue
         if LEAK.fullmatch(name) and st.st_uid == os.geteuid() and st.st_size <= 32:
@@ -93,7 +88,7 @@ def remove_leaks(before):
     removed = []
     for name in sorted(candidates):
         try:
-            os.unlink(os.path.join(SHM, name))
+            os.unlink(os.path.join(io_driver.SHM, name))
             removed.append(name)
         except OSError:
             pass
@@ -107,14 +102,14 @@ def main():
     args = parser.parse_args()
     seed = str(random.randrange(1, 10**9))
     started = time.time()
-    shm_before = shm_names()
+    shm_before = io_driver.shm_names()
     try:
         return run_kills(args, seed, started)
     finally:
         removed = remove_leaks(shm_before)
         if removed:
-            print(f"removed {len(removed)} semaphore(s) Open MPI's killed ranks left in {SHM}: "
-                  f"{removed}")
+            print(f"removed {len(removed)} semaphore(s) Open MPI's killed ranks left in "
+                  f"{io_driver.SHM}: {removed}")
 
 
 def run_kills(args, seed, started):

@@ -22,17 +22,13 @@ import tempfile
 import io_driver
 
 ATTACKER, VICTIM = 4242, 4243
-SHM = "/dev/shm"
+SHM = io_driver.SHM
 
 
 def as_user(uid, command, env=None, timeout=120):
     return subprocess.run(["setpriv", "--reuid", str(uid), "--regid", str(uid), "--clear-groups",
                            "--"] + command, capture_output=True, text=True, env=env,
                           timeout=timeout)
-
-
-def shm_names():
-    return set(os.listdir(SHM))
 
 
 def main():
@@ -63,7 +59,7 @@ def main():
                     print(f"skipped: uid {ATTACKER} cannot create {path}: {made.stderr.strip()}")
                     return 77
                 planted[path] = os.lstat(path).st_ino
-            before = shm_names()
+            before = io_driver.shm_names()
             for what, command in (("checkpoints", "write"), ("snapshots", "snapshots")):
                 run = as_user(VICTIM, [args.mpiexec, args.np_flag, "2", args.tool, command,
                                        os.path.join(work, what), args.mode, "7", "3"], env=env)
@@ -76,7 +72,7 @@ def main():
             if read.returncode != 0 or "step 3 ok" not in read.stdout:
                 failures.append(f"reading the checkpoint back: exit {read.returncode}\n"
                                 f"{read.stdout[-800:]}{read.stderr[-1500:]}")
-            left = sorted(n for n in shm_names() - before
+            left = sorted(n for n in io_driver.shm_names() - before
                           if os.lstat(os.path.join(SHM, n)).st_uid == VICTIM)
             if left:
                 failures.append(f"the job left names in {SHM}: {left}")
