@@ -30,7 +30,8 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${build} = /* ]] || build=${root}/${build}
 stencil=${build}/bin/funnel-stencil
-[[ -x ${stencil} ]] || { echo "row-align.sh: no ${stencil}: run scripts/gpu/run-all.sh build" >&2; exit 2; }
+[[ -x ${stencil} ]] ||
+  { echo "row-align.sh: no ${stencil}: run scripts/gpu/run-all.sh build" >&2; exit 2; }
 out=${OUT:-${root}/gpu-out}/row-align
 mkdir -p "${out}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
