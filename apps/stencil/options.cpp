@@ -12,6 +12,7 @@
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/io/regular_file.hpp"
+#include "funnel/kernels/heat3d.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "key_value_config.hpp"
 
@@ -568,9 +569,7 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.steps) o.steps = 100;
     if (!o.check_every) o.check_every = 0;
     const index3 n = *o.n;
-    // A field's axes of one cell carry no halo (field_layout), so they must be the last ones.
-    if ((n[0] == 1 && n[1] == 1 && n[2] == 1) || (n[0] == 1 && n[1] > 1) ||
-        (n[1] == 1 && n[2] > 1)) {
+    if (!kernels::heat3d_grid_supported(n)) {
       bad_value("--n", triple_text(n),
                 "more than one cell, with the axes of one cell last (64,64,1 for a 2D grid, not "
                 "1,64,64)");

@@ -325,6 +325,19 @@ TEST(Heat3dHost, RejectsBadArguments) {
                funnel::invalid_argument);
 }
 
+// The grids an application may split: the one rule the kernels' own checks apply, asked before
+// anything is allocated.
+TEST(Heat3dGrid, SupportedWhenTheAxesOfOneCellComeLast) {
+  for (const index3& n : {index3{64, 64, 64}, index3{64, 64, 1}, index3{64, 1, 1}, index3{2, 1, 1},
+                          index3{18, 5000003, 1}}) {
+    EXPECT_TRUE(fk::heat3d_grid_supported(n)) << n[0] << "," << n[1] << "," << n[2];
+  }
+  for (const index3& n : {index3{1, 1, 1}, index3{1, 64, 64}, index3{64, 1, 64}, index3{1, 1, 64},
+                          index3{1, 64, 1}, index3{0, 64, 64}, index3{64, 64, -1}}) {
+    EXPECT_FALSE(fk::heat3d_grid_supported(n)) << n[0] << "," << n[1] << "," << n[2];
+  }
+}
+
 TEST(Jacobi2dHost, MatchesReferenceAndNorm) {
   FUNNEL_TEST_SEEDED_RNG(rng);
   for (const int row_align : {1, 4}) {  // rows of 37 cells, then padded (interior on 4 cells)

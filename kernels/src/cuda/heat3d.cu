@@ -43,6 +43,12 @@ namespace {
 constexpr int block_threads_3d = 256;
 constexpr int widest_tile_x = 64;
 constexpr int narrowest_tile_x = 16;
+// The fewest rows a 3D block covers (the widest blocks' height).
+constexpr int shortest_tile_y = block_threads_3d / widest_tile_x;
+// Planes a thread updates: 2 in the 3D grid; 4 in the one-dimensional swizzled grid that large
+// planes take, where the z-ordered groups keep the planes either side of a chunk in L2.
+constexpr int planes_per_thread = 2;
+constexpr int planes_per_thread_swizzled = 4;
 // Planes larger than this do not stay in L2 long enough for the next z-chunk to re-read its
 // bounding planes there (H100: 50 MB L2; measured 1024^2 doubles = 8.4 MB per plane).
 constexpr std::int64_t large_plane_bytes = std::int64_t{6} << 20;
@@ -341,12 +347,12 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
   // A swizzled launch is one-dimensional: keep it under the 2^31 - 1 block limit (bounded by
   // the narrowest blocks' x count times the widest blocks' y count).
   const double blocks = double(blocks_for(g.hi[0] - g.lo[0] + P, narrowest_tile_x * P)) *
-                        double(blocks_for(g.hi[1] - g.lo[1], block_threads_3d / widest_tile_x)) *
-                        double(blocks_for(g.hi[2] - g.lo[2], 4));
-  // The 3D grid's y and z counts stop at 65535 (grid_with_rows): a region of more rows (blocks
-  // of 4 or more) or planes (2 a thread) takes the one-dimensional swizzled grid.
-  const bool beyond_3d_grid =
-      g.hi[1] - g.lo[1] > 4 * max_grid_yz || g.hi[2] - g.lo[2] > 2 * max_grid_yz;
+                        double(blocks_for(g.hi[1] - g.lo[1], shortest_tile_y)) *
+                        double(blocks_for(g.hi[2] - g.lo[2], planes_per_thread_swizzled));
+  // The 3D grid's y and z counts stop at 65535 (grid_with_rows): a region of more rows or planes
+  // than its blocks can cover takes the one-dimensional swizzled grid.
+  const bool beyond_3d_grid = g.hi[1] - g.lo[1] > shortest_tile_y * max_grid_yz ||
+                              g.hi[2] - g.lo[2] > planes_per_thread * max_grid_yz;
   FUNNEL_EXPECTS(!beyond_3d_grid || blocks < 2.0e9,
                  "funnel::kernels::heat3d_step: a region of " + std::to_string(g.hi[1] - g.lo[1]) +
                      " rows and " + std::to_string(g.hi[2] - g.lo[2]) +
@@ -355,9 +361,9 @@ void launch_3d(cudaStream_t stream, const region_geometry& g, const T* in, T* ou
       (g.sz * static_cast<std::int64_t>(sizeof(T)) > large_plane_bytes || beyond_3d_grid) &&
       blocks < 2.0e9;
   if (large) {
-    launch_3d<T, P, 4, true>(stream, g, in, out, c, push);
+    launch_3d<T, P, planes_per_thread_swizzled, true>(stream, g, in, out, c, push);
   } else {
-    launch_3d<T, P, 2, false>(stream, g, in, out, c, push);
+    launch_3d<T, P, planes_per_thread, false>(stream, g, in, out, c, push);
   }
 }
 

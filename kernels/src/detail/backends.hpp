@@ -29,6 +29,9 @@ namespace funnel::kernels::detail {
 
 // ---- argument checks (validation.cpp) --------------------------------------------------------
 
+/// Number of axes of `extents` longer than one cell when they are the leading ones (x, then y,
+/// then z), else -1: the stencil's axes. 0 for a single cell.
+[[nodiscard]] int leading_axes(const index3& extents) noexcept;
 /// Number of axes with neighbours (1, 2 or 3); they must be x, then y, then z, and the row
 /// alignment a power of two.
 int stencil_dims(const field_layout& layout, const char* kernel);

@@ -160,6 +160,12 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
 #endif
 }
 
+bool heat3d_grid_supported(const index3& global_interior) noexcept {
+  const bool positive = std::all_of(global_interior.begin(), global_interior.end(),
+                                    [](std::int64_t n) { return n >= 1; });
+  return positive && detail::leading_axes(global_interior) >= 1;
+}
+
 double heat3d_grid_spacing(const index3& global_interior) noexcept {
   return 1.0 / static_cast<double>(global_interior[0] + 1);
 }

@@ -28,21 +28,27 @@ void check_row_align(const field_layout& layout, const char* kernel) {
 
 }  // namespace
 
+int leading_axes(const index3& extents) noexcept {
+  int dims = 0;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (extents[axis] <= 1) continue;
+    if (dims != axis) return -1;
+    ++dims;
+  }
+  return dims;
+}
+
 int stencil_dims(const field_layout& layout, const char* kernel) {
   check_row_align(layout, kernel);
-  int dims = 0;
   for (int axis = 0; axis < 3; ++axis) {
     FUNNEL_EXPECTS(layout.interior[axis] >= 1,
                    std::string(kernel) + ": interior extent along " + axis_name[axis] + " is " +
                        std::to_string(layout.interior[axis]) + "; it must be >= 1");
-    const bool has_neighbours = layout.allocated(axis) > 1;
-    FUNNEL_EXPECTS(!has_neighbours || dims == axis,
-                   std::string(kernel) + ": interior " + to_string(layout.interior) +
-                       " has neighbours along " + axis_name[axis] +
-                       " but not along an earlier axis; axes with more than one cell must be "
-                       "x, then y, then z");
-    if (has_neighbours) ++dims;
   }
+  const int dims = leading_axes({layout.allocated(0), layout.allocated(1), layout.allocated(2)});
+  FUNNEL_EXPECTS(dims >= 0, std::string(kernel) + ": interior " + to_string(layout.interior) +
+                                " has neighbours along an axis but not along an earlier one; "
+                                "axes with more than one cell must be x, then y, then z");
   FUNNEL_EXPECTS(layout.halo >= 1 || dims == 0, std::string(kernel) + ": halo width is " +
                                                     std::to_string(layout.halo) +
                                                     "; a stencil needs halo >= 1");

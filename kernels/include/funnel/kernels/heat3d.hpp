@@ -136,6 +136,17 @@ void heat3d_two_steps(stream_view stream, const field_layout& layout, const T* i
                       const heat3d_block_shape& shape);
 
 /**
+ * @brief Whether heat3d_step can update a field of this global grid once it is split.
+ *
+ * An axis of one global cell carries no halo (field_layout), so the stencil's axes must lead:
+ * NX,NY,1 is a 2D grid, 1,NY,NZ is not a grid any split of which the kernels take. Applications
+ * check a grid with this before they allocate, instead of failing in every rank's first step.
+ * @param global_interior interior cells of the whole grid
+ * @return true when every extent is >= 1, some extent is > 1 and the extents > 1 come first
+ */
+[[nodiscard]] bool heat3d_grid_supported(const index3& global_interior) noexcept;
+
+/**
  * @brief Grid spacing of a global grid, the same along every axis.
  * @param global_interior interior cells of the whole grid
  * @return h = 1 / (N_x + 1): the x axis, boundaries included, spans the unit interval
