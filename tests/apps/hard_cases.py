@@ -46,11 +46,12 @@ def run(ctx, ranks, args, timeout=TIMEOUT, env=None, cwd=None):
     """The app on `ranks` ranks (1: without mpirun, an MPI singleton); (status, stdout, stderr),
     status None for a run that did not end in time."""
     cmd = ([ctx.mpiexec, "-np", str(ranks)] if ranks > 1 else []) + [ctx.app] + args
-    # A TMPDIR of its own: Open MPI makes its session directory there, and a run ending beside
-    # this one removed the shared top directory while this one made its own inside it, failing
-    # this one's MPI_Init ("orte_ess_init failed", once in a few hundred runs under load).
-    env = {**(os.environ if env is None else env),
-           "TMPDIR": tempfile.mkdtemp(prefix="tmp-", dir=ctx.workdir)}
+    # Session directories of its own: Open MPI makes them under TMPDIR (or orte_tmpdir_base, which
+    # ctest sets per test), and a run ending beside this one removed the shared top directory
+    # while this one made its own inside it, failing this one's MPI_Init ("orte_ess_init failed",
+    # once in a few hundred runs under load).
+    tmp = tempfile.mkdtemp(prefix="tmp-", dir=ctx.workdir)
+    env = {**(os.environ if env is None else env), "TMPDIR": tmp, "OMPI_MCA_orte_tmpdir_base": tmp}
     try:
         proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=timeout, cwd=cwd or ctx.workdir, env=env)

@@ -118,7 +118,8 @@ def run_kills(args, seed, started):
         # A job killed with SIGKILL cannot clean up after itself: Open MPI would leave its session
         # directory (about 8 MB) in $TMPDIR and its shared-memory segments in /dev/shm, every
         # iteration of every run of this test. Both go under `tmp`, which is removed at the end.
-        killed_env = {**os.environ, "TMPDIR": tmp, "OMPI_MCA_btl_vader_backing_directory": tmp}
+        killed_env = {**os.environ, "TMPDIR": tmp, "OMPI_MCA_orte_tmpdir_base": tmp,
+                      "OMPI_MCA_btl_vader_backing_directory": tmp}
         last_done, last_verified, kills_mid_write = 0, 0, 0
         for i in range(args.iterations):
             writer = subprocess.Popen(

@@ -47,7 +47,9 @@ def main():
         work = os.path.join(tmp, "victim")
         os.mkdir(work, 0o700)
         os.chown(work, VICTIM, VICTIM)
-        env = {**os.environ, "HOME": work, "TMPDIR": work,
+        # Open MPI's session directories there too: the test's own (CMake's
+        # funnel_private_mpi_sessions) is not the victim's to write.
+        env = {**os.environ, "HOME": work, "TMPDIR": work, "OMPI_MCA_orte_tmpdir_base": work,
                "OMPI_MCA_btl_vader_backing_directory": work}
         try:
             for name in names:
