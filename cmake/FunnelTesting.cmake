@@ -75,19 +75,20 @@ function(funnel_add_test)
                        TIMEOUT ${T_TIMEOUT} SKIP_RETURN_CODE ${FUNNEL_TEST_SKIP_CODE})
 endfunction()
 
-# funnel_private_mpi_sessions(): deferred to the end of each test folder's CMakeLists.txt
-# (`cmake_language(DEFER CALL funnel_private_mpi_sessions)` at its top, so that an early return()
-# still reaches it). Open MPI keeps the session directories of all jobs of a user in one top
-# directory ($TMPDIR/ompi.<host>.<uid>), which a job that ends removes once it looks empty; a job
-# starting at that moment fails to make its own inside ("orte_init failed", open-mpi/ompi#3818).
-# ctest runs tests side by side, so each test's jobs get a top directory of their own under the
-# build tree (orte_tmpdir_base; Open MPI makes it). funnel's own files still go to TMPDIR.
+# funnel_private_mpi_dirs(): deferred to the end of each test folder's CMakeLists.txt
+# (`cmake_language(DEFER CALL funnel_private_mpi_dirs)` at its top, so that an early return()
+# still reaches it). Open MPI keeps the directories of all of a user's jobs in one top directory
+# ($TMPDIR/ompi.<host>.<uid>), which a job that ends removes once it looks empty; a job starting
+# at that moment fails to make its own inside ("orte_init failed", open-mpi/ompi#3818). ctest
+# runs tests side by side, so each test's jobs get a top directory of their own under the build
+# tree (orte_tmpdir_base; Open MPI makes it). funnel's own files still go to TMPDIR. Drivers that
+# start jobs side by side themselves give each its own (tests/support/mpi_dirs.py).
 # tests/CMakeLists.txt checks that every folder with tests asked for this.
-function(funnel_private_mpi_sessions)
+function(funnel_private_mpi_dirs)
   get_property(tests DIRECTORY PROPERTY TESTS)
   foreach(test IN LISTS tests)
     set_property(TEST ${test} APPEND PROPERTY ENVIRONMENT
-                 "OMPI_MCA_orte_tmpdir_base=${PROJECT_BINARY_DIR}/mpi-sessions/${test}")
+                 "OMPI_MCA_orte_tmpdir_base=${PROJECT_BINARY_DIR}/mpi-dirs/${test}")
   endforeach()
-  set_property(GLOBAL APPEND PROPERTY FUNNEL_PRIVATE_MPI_SESSION_DIRS "${CMAKE_CURRENT_SOURCE_DIR}")
+  set_property(GLOBAL APPEND PROPERTY FUNNEL_PRIVATE_MPI_DIR_FOLDERS "${CMAKE_CURRENT_SOURCE_DIR}")
 endfunction()

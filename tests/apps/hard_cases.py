@@ -37,7 +37,8 @@ import tempfile
 import time
 
 from driver_support import check, exit_status, failures, ranks_of
-from proctree import end_tree, run_job  # noqa: E402 (driver_support puts tests/support on the path)
+from mpi_dirs import own_mpi_dirs  # noqa: E402 (driver_support puts tests/support on the path)
+from proctree import end_tree, run_job  # noqa: E402
 
 TIMEOUT = 90
 
@@ -46,12 +47,9 @@ def run(ctx, ranks, args, timeout=TIMEOUT, env=None, cwd=None):
     """The app on `ranks` ranks (1: without mpirun, an MPI singleton); (status, stdout, stderr),
     status None for a run that did not end in time."""
     cmd = ([ctx.mpiexec, "-np", str(ranks)] if ranks > 1 else []) + [ctx.app] + args
-    # Session directories of its own: Open MPI makes them under TMPDIR (or orte_tmpdir_base, which
-    # ctest sets per test), and a run ending beside this one removed the shared top directory
-    # while this one made its own inside it, failing this one's MPI_Init ("orte_ess_init failed",
-    # once in a few hundred runs under load).
-    tmp = tempfile.mkdtemp(prefix="tmp-", dir=ctx.workdir)
-    env = {**(os.environ if env is None else env), "TMPDIR": tmp, "OMPI_MCA_orte_tmpdir_base": tmp}
+    # Open MPI's directories of its own: the mutation cases start runs side by side, and one
+    # ending removed the top directory another was starting in ("orte_ess_init failed").
+    env = own_mpi_dirs(tempfile.mkdtemp(prefix="tmp-", dir=ctx.workdir), env)
     try:
         proc = run_job(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        timeout=timeout, cwd=cwd or ctx.workdir, env=env)

@@ -20,6 +20,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from mpi_dirs import own_mpi_dirs  # noqa: E402
 from proctree import descendants, kill_all  # noqa: E402
 
 import io_driver
@@ -115,11 +116,10 @@ def main():
 def run_kills(args, seed, started):
     with tempfile.TemporaryDirectory(prefix="funnel-kill-") as tmp:
         ckpt = os.path.join(tmp, "ckpt")
-        # A job killed with SIGKILL cannot clean up after itself: Open MPI would leave its session
-        # directory (about 8 MB) in $TMPDIR and its shared-memory segments in /dev/shm, every
-        # iteration of every run of this test. Both go under `tmp`, which is removed at the end.
-        killed_env = {**os.environ, "TMPDIR": tmp, "OMPI_MCA_orte_tmpdir_base": tmp,
-                      "OMPI_MCA_btl_vader_backing_directory": tmp}
+        # A job killed with SIGKILL cannot clean up after itself: Open MPI would leave its job
+        # directory and its shared-memory segments (else in /dev/shm), every iteration of every
+        # run of this test. Both go under `tmp`, which is removed at the end.
+        killed_env = {**own_mpi_dirs(tmp), "OMPI_MCA_btl_vader_backing_directory": tmp}
         last_done, last_verified, kills_mid_write = 0, 0, 0
         for i in range(args.iterations):
             writer = subprocess.Popen(

@@ -21,6 +21,9 @@ import tempfile
 
 import io_driver
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from mpi_dirs import own_mpi_dirs  # noqa: E402
+
 ATTACKER, VICTIM = 4242, 4243
 SHM = io_driver.SHM
 
@@ -47,10 +50,8 @@ def main():
         work = os.path.join(tmp, "victim")
         os.mkdir(work, 0o700)
         os.chown(work, VICTIM, VICTIM)
-        # Open MPI's session directories there too: the test's own (CMake's
-        # funnel_private_mpi_sessions) is not the victim's to write.
-        env = {**os.environ, "HOME": work, "TMPDIR": work, "OMPI_MCA_orte_tmpdir_base": work,
-               "OMPI_MCA_btl_vader_backing_directory": work}
+        # Open MPI's directories there too: the test's own is not the victim's to write.
+        env = {**own_mpi_dirs(work), "HOME": work, "OMPI_MCA_btl_vader_backing_directory": work}
         try:
             for name in names:
                 path = os.path.join(SHM, "sem.OMPIO_" + name)
