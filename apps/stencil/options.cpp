@@ -568,9 +568,8 @@ void resolve_defaults(options& o, bool on_gpu) {
     if (!o.n) o.n = on_gpu ? index3{256, 256, 256} : index3{128, 128, 128};
     if (!o.steps) o.steps = 100;
     if (!o.check_every) o.check_every = 0;
-    const index3 n = *o.n;
-    if (!kernels::heat3d_grid_supported(n)) {
-      bad_value("--n", triple_text(n),
+    if (!kernels::heat3d_grid_supported(*o.n)) {
+      bad_value("--n", triple_text(*o.n),
                 "more than one cell, with the axes of one cell last (64,64,1 for a 2D grid, not "
                 "1,64,64)");
     }
