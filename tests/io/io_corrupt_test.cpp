@@ -902,6 +902,32 @@ TEST_P(SharedDirectory, SnapshotNameAnotherUserTookIsRefusedNotWrittenThrough) {
   });
 }
 
+// What a killed writer of this series leaves is removed when the series starts again, but in a
+// sticky shared directory names another user planted under those patterns (a staging folder, a
+// legacy space placeholder) are theirs: left as they are, never followed.
+TEST_P(SharedDirectory, SnapshotLeftoverNamesAnotherUserPlantedAreLeftAlone) {
+  const std::string dir = make("sticky-left", fs::perms::all | fs::perms::sticky_bit);
+  const std::vector<std::string> planted = {dir + "/.0123456789abcdef.s-00000001.h5.writing",
+                                            dir + "/s-00000002.h5.space"};
+  for (const auto& name : planted) plant(name);
+  snapshot_options opt;
+  opt.directory = dir;
+  opt.series = "s";
+  opt.mode = GetParam();
+  {
+    snapshot_writer writer(MPI_COMM_WORLD, opt);
+    const grid_block block = make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+    const auto u = make_field<double>(block, 1, 3, -1.0);
+    writer.write(3, 0.3, block, {field_view::of("u", u.data())});
+  }
+  snapshot_writer again(MPI_COMM_WORLD, opt);  // scans the directory a second time
+  on_rank0([&] {
+    for (const auto& name : planted) EXPECT_TRUE(fs::is_symlink(name)) << name;
+    EXPECT_TRUE(fs::exists(dir + "/s-00000003.h5"));
+  });
+  EXPECT_EQ(file_text(victim()), "precious\n");
+}
+
 // A checkpoint file another user put at the top of a sticky checkpoint directory is never taken
 // for this user's checkpoint: `latest` goes first, and without it that file is refused.
 TEST_P(SharedDirectory, RestartNeverTakesACheckpointFileAnotherUserPlanted) {
