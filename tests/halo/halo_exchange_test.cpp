@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -203,10 +204,13 @@ funnel::memory_pool halo_pool(const std::string& name, bool exportable = true) {
   return funnel::memory_pool(test_backend, options);
 }
 
+// `mpi_chunk`: halo_options::mpi_chunk (unset: the default).
 template <class T>
-void run_scenario(const scenario& s, halo_method method) {
-  const std::string what =
-      s.name + " " + funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
+void run_scenario(const scenario& s, halo_method method,
+                  std::optional<std::size_t> mpi_chunk = std::nullopt) {
+  const std::string what = s.name + " " + funnel::to_string(method) + " " +
+                           (sizeof(T) == 4 ? "float" : "double") +
+                           (mpi_chunk ? " chunk " + std::to_string(*mpi_chunk) : "");
   SCOPED_TRACE(what);
   funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
   d.set_row_align(s.row_align);
@@ -216,7 +220,10 @@ void run_scenario(const scenario& s, halo_method method) {
   const std::size_t bytes = static_cast<std::size_t>(l.layout.allocated_cells()) * sizeof(T);
   std::array<void*, 2> fields{pool.allocate(stream, bytes), pool.allocate(stream, bytes)};
   {
-    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(T), method);
+    funnel::halo_options o;
+    o.method = method;
+    o.mpi_chunk = mpi_chunk;
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(T), o);
     for (const auto& p : exchange.paths()) {
       EXPECT_EQ(p.rank, d.neighbor(p.axis, p.where));
       if (p.rank == d.rank()) {
@@ -579,6 +586,19 @@ TEST_P(HaloExchange, EveryGhostHoldsItsNeighboursValueDouble) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Methods, HaloExchange, every_method(), method_name);
+
+// Faces through MPI in pieces (on the GPU: staged, each piece copied on its own): each rank cuts
+// its faces by its own chunk, 7 + 13 * rank bytes, so pieces end inside a cell and the two sides
+// of a link differ; the receiver must post the sender's pieces.
+TEST(HaloExchangeMpiPieces, EveryGhostHoldsItsNeighboursValue) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const std::size_t chunk = 7 + 13 * static_cast<std::size_t>(rank);
+  for (const auto& s : scenarios()) {
+    run_scenario<float>(s, halo_method::mpi, chunk);
+    run_scenario<double>(s, halo_method::mpi, chunk);
+  }
+}
 
 TEST(HaloExchangeErrors, RejectsMisuse) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);

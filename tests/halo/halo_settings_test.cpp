@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "funnel/error.hpp"
@@ -82,6 +83,26 @@ TEST(HaloSettings, PushVariable) {
   EXPECT_FALSE(resolve(o, parse({{"FUNNEL_HALO_PUSH", "on"}})).push);
   EXPECT_EQ(refusal({{"FUNNEL_HALO_PUSH", "sometimes"}}),
             "FUNNEL_HALO_PUSH 'sometimes' is not allowed (on or off)");
+}
+
+TEST(HaloSettings, MpiChunkVariable) {
+  constexpr std::size_t mib = std::size_t{1} << 20;
+  EXPECT_EQ(resolve(halo_options{}, parse({})).mpi_chunk, mib);
+  const std::map<std::string, std::size_t> good = {
+      {"0", 0}, {"4096", 4096}, {"64K", 65536}, {"2m", 2 * mib}, {"1G", 1024 * mib}};
+  for (const auto& [text, bytes] : good) {
+    EXPECT_EQ(resolve(halo_options{}, parse({{"FUNNEL_HALO_MPI_CHUNK", text}})).mpi_chunk, bytes)
+        << text;
+  }
+  halo_options o;
+  o.mpi_chunk = 0;
+  EXPECT_EQ(resolve(o, parse({{"FUNNEL_HALO_MPI_CHUNK", "4M"}})).mpi_chunk, 0U);
+  for (const char* bad : {"2G", "1048577K", "-1", "1.5M", "M", "4MB", "lots", "12345678901"}) {
+    EXPECT_EQ(refusal({{"FUNNEL_HALO_MPI_CHUNK", bad}}),
+              "FUNNEL_HALO_MPI_CHUNK '" + std::string(bad) +
+                  "' is not allowed (0 for whole faces, or bytes up to 1G with an optional K, M "
+                  "or G suffix)");
+  }
 }
 
 TEST(HaloSettings, SignalNames) {

@@ -29,6 +29,7 @@
 #include "ipc_handshake_transport.hpp"
 #include "ipc_ordered_transport.hpp"
 #include "local_transport.hpp"
+#include "message_pieces.hpp"
 #include "mpi_transport.hpp"
 #include "path_choice.hpp"
 #include "stall_watchdog.hpp"
@@ -146,6 +147,10 @@ class halo_exchange::impl {
                    "halo_exchange: a stall timeout of " +
                        std::to_string(settings_.stall_timeout.count()) +
                        " ms is not allowed (1 ms or more)");
+    FUNNEL_EXPECTS(settings_.mpi_chunk <= detail::max_mpi_message,
+                   "halo_exchange: an MPI chunk of " + std::to_string(settings_.mpi_chunk) +
+                       " bytes is not allowed (0 for whole faces, or 1 to " +
+                       std::to_string(detail::max_mpi_message) + ")");
     watchdog_ = detail::stall_watchdog(settings_.stall_timeout, {});
     // A pool that can be exported serves IPC, and its memory is safe to hand to CUDA-aware MPI.
     unique_fd pool_fd;
@@ -521,8 +526,8 @@ class halo_exchange::impl {
           std::move(ipc), comm_.get(), backend_, pool, std::move(peers_)));
     }
     if (!mpi.empty()) {
-      transports_.push_back(
-          std::make_unique<detail::mpi_transport>(std::move(mpi), comm_.get(), backend_, pool));
+      transports_.push_back(std::make_unique<detail::mpi_transport>(
+          std::move(mpi), comm_.get(), backend_, pool, settings_.mpi_chunk));
     }
   }
 

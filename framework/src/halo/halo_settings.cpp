@@ -2,12 +2,40 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "halo_settings.hpp"
 
+#include <cctype>
 #include <cstdlib>
 #include <string>
 
 #include "funnel/error.hpp"
+#include "message_pieces.hpp"
 
 namespace funnel::detail {
+
+namespace {
+
+// "0" or a byte count with an optional K, M or G suffix (powers of 1024), at most
+// max_mpi_message; nullopt for anything else.
+std::optional<std::size_t> parse_chunk(const std::string& text) {
+  std::string digits = text;
+  std::size_t unit = 1;
+  const std::size_t suffix = digits.empty()
+                                 ? std::string::npos
+                                 : std::string("KMG").find(static_cast<char>(
+                                       std::toupper(static_cast<unsigned char>(digits.back()))));
+  if (suffix != std::string::npos) {
+    unit = std::size_t{1} << (10 * (suffix + 1));
+    digits.pop_back();
+  }
+  if (digits.empty() || digits.size() > 10 ||
+      digits.find_first_not_of("0123456789") != std::string::npos) {
+    return std::nullopt;
+  }
+  const unsigned long long value = std::stoull(digits);
+  if (value > max_mpi_message / unit) return std::nullopt;
+  return static_cast<std::size_t>(value) * unit;
+}
+
+}  // namespace
 
 halo_environment halo_environment::parse(const std::function<const char*(const char*)>& lookup) {
   const auto value = [&](const char* name) -> std::optional<std::string> {
@@ -39,6 +67,14 @@ halo_environment halo_environment::parse(const std::function<const char*(const c
     }
     env.push = *p == "on";
   }
+  if (const auto c = value("FUNNEL_HALO_MPI_CHUNK")) {
+    env.mpi_chunk = parse_chunk(*c);
+    if (!env.mpi_chunk) {
+      throw invalid_argument("FUNNEL_HALO_MPI_CHUNK '" + c->substr(0, 40) +
+                             "' is not allowed (0 for whole faces, or bytes up to 1G with an "
+                             "optional K, M or G suffix)");
+    }
+  }
   return env;
 }
 
@@ -55,6 +91,9 @@ halo_settings resolve(const halo_options& options, const halo_environment& envir
   }
   if (const auto g = options.signals ? options.signals : environment.signals) s.signals = *g;
   if (const auto p = options.push ? options.push : environment.push) s.push = *p;
+  if (const auto c = options.mpi_chunk ? options.mpi_chunk : environment.mpi_chunk) {
+    s.mpi_chunk = *c;
+  }
   return s;
 }
 

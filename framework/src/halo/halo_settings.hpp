@@ -1,11 +1,13 @@
 // SPDX-FileCopyrightText: 2026 The funnel authors
 // SPDX-License-Identifier: Apache-2.0
 // Internal: the halo settings a job may give in the environment (FUNNEL_HALO_TIMEOUT,
-// FUNNEL_HALO_SIGNALS, FUNNEL_HALO_PUSH), read in this one place, once per process, and resolved
-// against halo_options: an explicit option wins, then the variable, then the default.
+// FUNNEL_HALO_SIGNALS, FUNNEL_HALO_PUSH, FUNNEL_HALO_MPI_CHUNK), read in this one place, once per
+// process, and resolved against halo_options: an explicit option wins, then the variable, then the
+// default.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
 #include <optional>
 
@@ -19,6 +21,7 @@ struct halo_environment {
   std::optional<std::chrono::milliseconds> stall_timeout;
   std::optional<halo_signals> signals;
   std::optional<bool> push;
+  std::optional<std::size_t> mpi_chunk;
 
   /**
    * @brief The variables as `lookup` gives them (a getenv; tests pass their own).
@@ -34,6 +37,8 @@ struct halo_settings {
   std::chrono::milliseconds stall_timeout{std::chrono::seconds(60)};
   halo_signals signals = halo_signals::automatic;
   bool push = false;
+  /// The largest MPI message of a face (0: whole faces); docs/halo.md, "Staged faces in pieces".
+  std::size_t mpi_chunk = std::size_t{1} << 20;
 };
 
 /// @brief `options` where set, else `environment`, else the defaults.

@@ -3,9 +3,12 @@
 // Internal: ghosts travel as MPI messages: faces packed into pool buffers, sent with
 // MPI_Isend/MPI_Irecv and unpacked. Host backend: host buffers (mpi_host). CUDA backend: the
 // device buffers go to MPI directly when the library is CUDA-aware and the pool is exportable
-// (mpi_cuda_aware), else they are staged through pinned host buffers (mpi_staged), each face's
-// copies overlapping the other faces' messages. Device faces are sent when complete() needs them,
-// so the caller's work enqueued between begin() and finish() overlaps their packing and copies.
+// (mpi_cuda_aware), else they are staged through pinned host buffers (mpi_staged). A face goes in
+// pieces of at most the sender's chunk size (message_pieces): on the staged path each piece is
+// sent once its copy to the host is done and copied back to the device as soon as it arrives, so
+// the copies across PCIe overlap the other pieces' messages. Device faces are sent when
+// complete() needs them, so the caller's work enqueued between begin() and finish() overlaps
+// their packing and copies.
 #pragma once
 
 #include <mpi.h>
@@ -18,6 +21,7 @@
 #include "funnel/runtime/event.hpp"
 #include "funnel/runtime/pinned_buffer.hpp"
 #include "halo_link.hpp"
+#include "message_pieces.hpp"
 #include "pending_sends.hpp"
 
 namespace funnel::detail {
@@ -32,9 +36,11 @@ class mpi_transport final : public link_transport {
    * @param comm the exchange's private communicator (outlives this object)
    * @param backend backend of the fields
    * @param pool the pool the packing buffers come from
+   * @param chunk the largest message this rank sends of a face (0: whole faces); each neighbour
+   * is told it here, so the constructor is collective over the links' neighbours
    */
   mpi_transport(std::vector<halo_link> links, MPI_Comm comm, backend_kind backend,
-                memory_pool& pool);
+                memory_pool& pool, std::size_t chunk);
 
   [[nodiscard]] const std::vector<halo_link>& links() const noexcept override { return links_; }
   void begin(const exchange_step& step) override;
@@ -48,12 +54,17 @@ class mpi_transport final : public link_transport {
     device_buffer<unsigned char> recv;
     std::optional<pinned_buffer> send_staging;  // mpi_staged
     std::optional<pinned_buffer> recv_staging;
-    std::optional<event> staged;  // mpi_staged: the face's device-to-host copy is done
-    MPI_Request recv_request = MPI_REQUEST_NULL;
-    bool unsent = false;  // staged / CUDA-aware: posted, its message not sent yet
+    message_pieces out;                 // how this rank cuts the face it sends
+    message_pieces in;                  // how the neighbour cuts the face it sends here
+    std::vector<event> staged;          // mpi_staged: per piece out, its copy to the host is done
+    std::vector<MPI_Request> receives;  // per piece in
+    std::size_t arrived = 0;            // pieces in of this exchange that have arrived
+    bool unsent = false;                // staged / CUDA-aware: posted, its messages not sent yet
   };
 
+  void agree_pieces(std::size_t chunk);
   void send_pending(const exchange_step& step, int axis);
+  void arrived(const exchange_step& step, std::size_t link, std::size_t piece);
 
   std::vector<halo_link> links_;
   std::vector<buffers> buffers_;  // one per link

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -82,6 +83,16 @@ struct halo_options {
    * "Pushed exchanges").
    */
   std::optional<bool> push;
+  /**
+   * @brief The largest MPI message of a face, in bytes; 0: each face in one message (up to
+   * 1 GiB). A face sent through MPI goes in pieces of this size. On the staged path each piece
+   * is copied to the host, sent, and copied back to the neighbour's GPU while the next pieces
+   * travel, so the copies across PCIe overlap the messages. Ranks may differ in it: each tells
+   * its neighbours when the exchange is set up. Unset: FUNNEL_HALO_MPI_CHUNK (bytes with an
+   * optional K, M or G suffix; 0 for whole faces), else 1 MiB (docs/halo.md, "Staged faces in
+   * pieces").
+   */
+  std::optional<std::size_t> mpi_chunk;
 };
 
 }  // namespace funnel
