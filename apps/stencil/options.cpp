@@ -108,6 +108,7 @@ struct raw_options {
   std::string steps_per_launch = "auto";
   std::string row_align = "auto";
   std::string dims;
+  std::string placement = "rank";
   std::optional<std::int64_t> check_every;
   std::optional<std::int64_t> nx, ny;
   std::string summary;
@@ -256,6 +257,16 @@ void define_options(CLI::App& app, raw_options& raw) {
       ->type_name("PX,PY[,PZ]")
       ->check(triple_of(0, std::numeric_limits<int>::max(),
                         "PX,PY[,PZ] with integers >= 0 (0: funnel chooses)"))
+      ->group(execution);
+  app.add_option("--placement", raw.placement,
+                 "which box each rank takes: rank (default): rank r takes the r-th box, z "
+                 "fastest, as MPI_Cart_create places them; device: the ranks of one GPU (and of "
+                 "one node) take consecutive boxes counting x fastest, slabs across z (y in 2D), "
+                 "whatever GPU the launcher gave each rank, so fewer faces cross between GPUs "
+                 "(faster for heat3d with 16 ranks a GPU on 2 GPUs, slower for jacobi2d: "
+                 "docs/halo.md, \"Boxes by GPU\")")
+      ->type_name("rank|device")
+      ->check(app::one_of({"rank", "device"}))
       ->group(execution);
   app.add_option("--streams", raw.streams, "streamed mode: chunks in flight (default 3)")
       ->type_name("S")
@@ -415,6 +426,7 @@ options to_options(const CLI::App& app, const raw_options& raw, bool jacobi_spel
     const index3 d = parse_triple("--dims", raw.dims, "PX,PY[,PZ]");
     for (int a = 0; a < 3; ++a) o.dims[a] = static_cast<int>(d[a]);
   }
+  o.placement = raw.placement;
   o.check_every = raw.check_every;
   o.summary = raw.summary;
   o.output_every = raw.output_every;
@@ -643,6 +655,7 @@ std::string to_config_text(const options& o) {
   }
   if (o.mode == run_mode::resident) out << "row-align = " << o.row_align << "\n";
   out << "dims = " << triple_text(o.dims) << "\n";
+  out << "placement = " << o.placement << "\n";
   if (o.check_every) out << "check-every = " << *o.check_every << "\n";
   out << "output-every = " << o.output_every << "\n";
   out << "output-dir = " << o.output_dir << "\n";

@@ -57,6 +57,7 @@ struct options {
   int steps_per_launch = 0;                     ///< --steps-per-launch (0 = auto; resident heat3d)
   std::string row_align = "auto";               ///< --row-align auto|none|16 (resident mode)
   std::array<int, 3> dims{0, 0, 0};             ///< --dims (0: let MPI choose)
+  std::string placement = "rank";               ///< --placement rank|device
   std::optional<std::int64_t> check_every;      ///< --check-every / -nccheck
   std::string summary;                          ///< --summary FILE ("" = none)
   std::int64_t output_every = 0;                ///< --output-every (0 = no snapshots)

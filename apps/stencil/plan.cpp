@@ -44,6 +44,7 @@ std::string format_plan(const plan_info& p) {
       << cells(p.smallest_box);
   if (p.smallest_box != p.largest_box) out << " .. " << cells(p.largest_box);
   out << ", " << mebibytes(p.bytes_per_rank) << " per rank";
+  if (p.boxes_by_device) out << ", boxes placed by GPU";
   if (p.row_align_bytes > 0) out << ", rows padded: interior on " << p.row_align_bytes << " B";
   if (p.auto_padded_row > 0) {
     out << " (--row-align auto: rows of " << p.auto_padded_row << " cells)";

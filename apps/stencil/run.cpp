@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -12,10 +13,12 @@
 #include <limits>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "field_dump.hpp"
 #include "funnel/binding/binding.hpp"
 #include "funnel/config.hpp"
+#include "funnel/decomposition/placement_by_device.hpp"
 #include "funnel/error.hpp"
 #include "funnel/kernels/implementation.hpp"
 #include "funnel/pipeline/choose_pipeline.hpp"
@@ -357,6 +360,17 @@ struct steps_context {
   const io::termination_request& termination;
 };
 
+/// True when some rank r does not take the r-th box (z fastest): --placement device moved it.
+bool boxes_moved(const cartesian_decomposition& d) {
+  const std::array<int, 3>& n = d.dims();
+  for (int r = 0; r < d.size(); ++r) {
+    if (d.coords_of(r) != std::array<int, 3>{r / (n[1] * n[2]), (r / n[2]) % n[1], r % n[2]}) {
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The step loop, the summary and the final output.
 int run_steps(const steps_context& c) {
   const MPI_Comm comm = c.comm;
@@ -429,6 +443,8 @@ int run_steps(const steps_context& c) {
   summary.mode = to_string(opts.mode);
   summary.halo_overlap = opts.halo_overlap;
   summary.graphs = opts.graphs ? "auto" : "off";
+  summary.placement = opts.placement;
+  summary.boxes_by_device = boxes_moved(decomposition);
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
   summary.steps_per_launch = s->steps_per_launch();
@@ -529,15 +545,22 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   std::optional<kokkos_runtime> kokkos;
   check_collectively(comm, [&] { kokkos.emplace(kernel, opts.kokkos_args); });
 
+  // Which box each rank takes (--placement device): collective, so gathered before the local
+  // checks below.
+  const std::vector<int> placement = opts.placement == "device"
+                                         ? placement_by_device(comm, bound.report().gpu_uuid)
+                                         : std::vector<int>{};
   // The split fails (a halo wider than a box, more ranks than cells) alike on every rank.
   std::optional<cartesian_decomposition> split;
-  check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts, kernel)); });
+  check_collectively(comm,
+                     [&] { split.emplace(make_decomposition(comm, opts, kernel, placement)); });
   if (opts.steps_per_launch == 0) {
     resolved.steps_per_launch = resolve_steps_per_launch(
         comm, opts, backend, kernel, *split, job.time_sliced ? 0 : bound.report().ranks_on_gpu);
     if (opts.steps_per_launch == 2) {  // the same boxes with a halo 2 deep
       split.reset();
-      check_collectively(comm, [&] { split.emplace(make_decomposition(comm, opts, kernel)); });
+      check_collectively(comm,
+                         [&] { split.emplace(make_decomposition(comm, opts, kernel, placement)); });
     }
   }
   const cartesian_decomposition& decomposition = *split;
@@ -589,6 +612,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
                                nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
+  plan.boxes_by_device = boxes_moved(decomposition);
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
   plan.mps = job.mps;

@@ -63,23 +63,26 @@ int row_align_bytes(const cartesian_decomposition& d, std::size_t element_size) 
 
 namespace {
 
-cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
+cartesian_decomposition split_grid(MPI_Comm comm, const options& opts,
+                                   const std::vector<int>& placement) {
+  constexpr std::array<bool, 3> closed{false, false, false};
   const index3 n = opts.n.value();
   if (opts.problem == problem_kind::jacobi2d) {
     // The reference grid's first/last columns and rows are our halo; rows wrap around.
     return cartesian_decomposition(comm, index3{n[0] - 2, n[1] - 2, 1}, 1,
-                                   {opts.dims[0], opts.dims[1], 1}, {false, true, false});
+                                   {opts.dims[0], opts.dims[1], 1}, {false, true, false},
+                                   placement);
   }
   // k steps per pass recompute k planes of each neighbour's cells, so the halo is k deep.
   if (opts.mode == run_mode::streamed) {
-    return cartesian_decomposition(comm, n, opts.steps_per_pass, opts.dims);
+    return cartesian_decomposition(comm, n, opts.steps_per_pass, opts.dims, closed, placement);
   }
   // Resident: the halo depth is the steps per exchange (--halo-depth). auto is 1 (deeper halos
   // measured no faster on one GPU: docs/halo.md, "Deep halos"), or 2 for two steps per launch
   // (given, or chosen by auto in run.cpp: docs/halo.md, "Two steps per launch").
   const int depth = opts.halo_depth > 0 ? opts.halo_depth : opts.steps_per_launch == 2 ? 2 : 1;
   try {
-    return cartesian_decomposition(comm, n, depth, opts.dims);
+    return cartesian_decomposition(comm, n, depth, opts.dims, closed, placement);
   } catch (const invalid_argument& e) {
     if (opts.halo_depth > 0) {
       throw invalid_argument("--halo-depth " + std::to_string(depth) + ": " + e.what());
@@ -93,8 +96,9 @@ cartesian_decomposition split_grid(MPI_Comm comm, const options& opts) {
 }  // namespace
 
 cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
-                                           const std::string& kernel) {
-  cartesian_decomposition d = split_grid(comm, opts);
+                                           const std::string& kernel,
+                                           const std::vector<int>& placement) {
+  cartesian_decomposition d = split_grid(comm, opts, placement);
   d.set_row_align(row_align_of(opts, kernel, row_shapes_of(d)));
   return d;
 }

@@ -182,9 +182,11 @@ struct row_shape {
  * @param comm all ranks
  * @param opts resolved options
  * @param kernel the resolved kernel (cuda, host or kokkos)
+ * @param placement which box each rank takes (cartesian_decomposition; empty: rank order)
  */
 [[nodiscard]] cartesian_decomposition make_decomposition(MPI_Comm comm, const options& opts,
-                                                         const std::string& kernel);
+                                                         const std::string& kernel,
+                                                         const std::vector<int>& placement);
 
 /**
  * @brief Builds the solver for opts.problem / opts.dtype / opts.mode.

@@ -110,6 +110,8 @@ std::string to_json(const run_summary& s) {
   j["halo_overlap"] = s.halo_overlap;
   j["halo_overlap_used"] = s.halo_overlap_used;
   j["graphs"] = s.graphs;
+  j["placement"] = s.placement;
+  j["boxes_by_device"] = s.boxes_by_device;
   j["steps_per_graph"] = s.steps_per_graph;
   j["halo_depth"] = s.halo_depth;
   j["steps_per_launch"] = s.steps_per_launch;

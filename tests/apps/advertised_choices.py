@@ -90,6 +90,7 @@ def stencil_recipe(option, choice, workdir):
         "--halo": ([], False, None),
         "--halo-overlap": ([], False, "halo_overlap"),
         "--graphs": ([], False, "graphs"),
+        "--placement": ([], False, "placement"),
         "--halo-depth": ([], False, None),
         "--steps-per-launch": ([], False, None),
         "--row-align": ([], False, None),  # 16 (a number): the stencil_*_rows16 tests

@@ -6,9 +6,11 @@
 
 #include <array>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "funnel/decomposition/cartesian_decomposition.hpp"
+#include "funnel/decomposition/placement_by_device.hpp"
 #include "funnel/error.hpp"
 
 namespace {
@@ -25,7 +27,7 @@ std::vector<box> all_local_boxes(const funnel::cartesian_decomposition& d) {
   return boxes;
 }
 
-void expect_consistent(const funnel::cartesian_decomposition& d) {
+void expect_consistent(const funnel::cartesian_decomposition& d, bool cartesian = true) {
   const std::vector<box> boxes = all_local_boxes(d);
   const index3 g = d.global_cells();
   std::vector<int> owners(static_cast<std::size_t>(g[0] * g[1] * g[2]), 0);
@@ -67,12 +69,32 @@ void expect_consistent(const funnel::cartesian_decomposition& d) {
         EXPECT_EQ(nb.lo[other], me.lo[other]);
         EXPECT_EQ(nb.hi[other], me.hi[other]);
       }
-      // The neighbour's neighbour on the other side is this rank.
-      int back = MPI_PROC_NULL;
-      int fwd = MPI_PROC_NULL;
-      MPI_Cart_shift(d.comm(), axis, s == side::lower ? -1 : 1, &back, &fwd);
-      EXPECT_EQ(fwd, n);
+      if (cartesian) {  // MPI's own topology agrees
+        int back = MPI_PROC_NULL;
+        int fwd = MPI_PROC_NULL;
+        MPI_Cart_shift(d.comm(), axis, s == side::lower ? -1 : 1, &back, &fwd);
+        EXPECT_EQ(fwd, n);
+      }
     }
+  }
+  // The neighbour's neighbour on the other side is this rank.
+  std::array<int, 6> mine{};
+  for (int f = 0; f < 6; ++f) mine[f] = d.neighbor(f / 2, static_cast<side>(f % 2));
+  std::vector<int> all(6 * static_cast<std::size_t>(d.size()));
+  MPI_Allgather(mine.data(), 6, MPI_INT, all.data(), 6, MPI_INT, d.comm());
+  for (int f = 0; f < 6; ++f) {
+    if (mine[f] == MPI_PROC_NULL) continue;
+    EXPECT_EQ(all[6 * static_cast<std::size_t>(mine[f]) + (f ^ 1)], d.rank()) << "face " << f;
+  }
+}
+
+// Rank placement[p] takes the p-th box (x fastest): its coordinates say so on every rank.
+void expect_placed(const funnel::cartesian_decomposition& d, const std::vector<int>& placement) {
+  const dims3 n = d.dims();
+  for (std::size_t p = 0; p < placement.size(); ++p) {
+    const int pos = static_cast<int>(p);
+    const dims3 want{pos % n[0], (pos / n[0]) % n[1], pos / (n[0] * n[1])};
+    EXPECT_EQ(d.coords_of(placement[p]), want) << "position " << p;
   }
 }
 
@@ -102,6 +124,66 @@ TEST(DecompositionMpi, OneDimensionalSplitAlongZ) {
   EXPECT_EQ(d.neighbor(0, side::lower), d.rank());  // periodic axis of one rank
   EXPECT_EQ(d.local_box().extent(2), d.coords()[2] < 2 ? 4 : 3);
   expect_consistent(d);
+}
+
+TEST(DecompositionMpi, RanksTakeTheBoxesOfAPlacement) {
+  int world_rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  for (const std::vector<int>& placement :
+       {std::vector<int>{5, 4, 3, 2, 1, 0}, std::vector<int>{0, 2, 4, 1, 3, 5},
+        std::vector<int>{3, 0, 5, 1, 4, 2}}) {
+    const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {13, 9, 5}, 1, {0, 0, 0},
+                                            {false, false, false}, placement);
+    EXPECT_EQ(d.rank(), world_rank);  // ranks keep their numbers
+    expect_placed(d, placement);
+    expect_consistent(d, false);
+    const funnel::cartesian_decomposition periodic(MPI_COMM_WORLD, {12, 10, 1}, 2, {3, 2, 0},
+                                                   {false, true, false}, placement);
+    expect_placed(periodic, placement);
+    expect_consistent(periodic, false);
+  }
+}
+
+TEST(DecompositionMpi, PlacementByDeviceKeepsEachDevicesRanksTogether) {
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  // Bound round-robin to 2 devices: each device's ranks become consecutive boxes.
+  const std::string round_robin = "GPU-" + std::to_string(rank % 2);
+  EXPECT_EQ(funnel::placement_by_device(MPI_COMM_WORLD, round_robin),
+            (std::vector<int>{0, 2, 4, 1, 3, 5}));
+  // Bound in blocks: rank order, counting x fastest (slabs across z).
+  const std::string blocks = "GPU-" + std::to_string(rank / 3);
+  EXPECT_EQ(funnel::placement_by_device(MPI_COMM_WORLD, blocks),
+            (std::vector<int>{0, 1, 2, 3, 4, 5}));
+  // One device per rank, or none: nothing to group, no placement.
+  EXPECT_TRUE(funnel::placement_by_device(MPI_COMM_WORLD, "GPU-" + std::to_string(rank)).empty());
+  EXPECT_TRUE(funnel::placement_by_device(MPI_COMM_WORLD, "").empty());
+  // Three devices, the first bound to ranks 2 and 5.
+  const char* three[] = {"b", "c", "a", "b", "c", "a"};
+  EXPECT_EQ(funnel::placement_by_device(MPI_COMM_WORLD, three[rank]),
+            (std::vector<int>{0, 3, 1, 4, 2, 5}));
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {8, 12, 8}, 1, {1, 3, 2},
+                                          {false, false, false},
+                                          funnel::placement_by_device(MPI_COMM_WORLD, round_robin));
+  // The even ranks share "GPU-0" and take the slab z = 0: the 3 boxes along y.
+  EXPECT_EQ(d.coords()[2], rank % 2);
+  expect_consistent(d, false);
+}
+
+TEST(DecompositionMpi, EveryRankRejectsABadPlacement) {
+  for (const auto& [placement, part] :
+       {std::pair{std::vector<int>{0, 1, 2}, "a placement of 3 ranks for 6 ranks"},
+        std::pair{std::vector<int>{0, 1, 2, 3, 4, 4}, "entry 5 is rank 4, given twice"},
+        std::pair{std::vector<int>{0, 1, 2, 3, 4, 6}, "entry 5 is rank 6, outside [0, 6)"},
+        std::pair{std::vector<int>{-1, 1, 2, 3, 4, 5}, "entry 0 is rank -1, outside [0, 6)"}}) {
+    try {
+      const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {12, 12, 12}, 1, {0, 0, 0},
+                                              {false, false, false}, placement);
+      ADD_FAILURE() << "no exception; expected '" << part << "'";
+    } catch (const funnel::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(DecompositionMpi, EveryRankRejectsImpossibleRequests) {

@@ -14,6 +14,7 @@
 #include "funnel/decomposition/cartesian_decomposition.hpp"
 #include "funnel/decomposition/detail/box_difference.hpp"
 #include "funnel/decomposition/detail/grid_split.hpp"
+#include "funnel/decomposition/detail/placement.hpp"
 #include "funnel/error.hpp"
 
 namespace {
@@ -116,6 +117,24 @@ TEST(GridSplit, ChosenDimsSplitSlowAxesFirst) {
   EXPECT_EQ(checked_dims(2, {64, 64, 3}, 1, {0, 0, 0}), (dims3{1, 2, 1}));
   // Given entries are kept.
   EXPECT_EQ(checked_dims(4, {64, 64, 64}, 1, {4, 0, 0}), (dims3{4, 1, 1}));
+}
+
+// Nodes first (in the order of their lowest rank), then devices, then ranks.
+TEST(Placement, GroupsRanksByNodeThenDevice) {
+  using funnel::detail::placement_of;
+  using funnel::detail::rank_place;
+  // 8 ranks on 2 nodes bound cyclically (rank r on node r % 2), 2 devices a node round-robin
+  // among the node's ranks: node 0 holds 0, 2, 4, 6 (devices {0, 4} and {2, 6}).
+  const std::vector<rank_place> cyclic = {{0, 0}, {1, 1}, {0, 2}, {1, 3},
+                                          {0, 0}, {1, 1}, {0, 2}, {1, 3}};
+  EXPECT_EQ(placement_of(cyclic), (std::vector<int>{0, 4, 2, 6, 1, 5, 3, 7}));
+  // Two ranks a device, bound in blocks: rank order, as a placement (counted x fastest).
+  EXPECT_EQ(placement_of({{0, 0}, {0, 0}, {0, 2}, {0, 2}}), (std::vector<int>{0, 1, 2, 3}));
+  // Each rank a device of its own, nodes in blocks: nothing to group, no placement.
+  EXPECT_TRUE(placement_of({{0, 0}, {0, 1}, {2, 2}, {2, 3}}).empty());
+  // ... but nodes holding every other rank are grouped.
+  EXPECT_EQ(placement_of({{0, 0}, {1, 1}, {0, 2}, {1, 3}}), (std::vector<int>{0, 2, 1, 3}));
+  EXPECT_TRUE(placement_of({}).empty());
 }
 
 TEST(GridSplit, RejectsBadRequestsNamingTheValue) {

@@ -4,8 +4,10 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "funnel/decomposition/detail/grid_split.hpp"
+#include "funnel/decomposition/detail/placement.hpp"
 #include "funnel/error.hpp"
 
 namespace funnel {
@@ -20,12 +22,27 @@ void check_axis(int axis) {
 
 cartesian_decomposition::cartesian_decomposition(MPI_Comm comm, index3 global_cells, int halo,
                                                  std::array<int, 3> dims,
-                                                 std::array<bool, 3> periodic)
+                                                 std::array<bool, 3> periodic,
+                                                 std::vector<int> placement)
     : periodic_(periodic), global_(global_cells), halo_(halo) {
   FUNNEL_EXPECTS(comm != MPI_COMM_NULL, "the communicator is MPI_COMM_NULL");
   int ranks = 0;
   FUNNEL_MPI_TRY(MPI_Comm_size(comm, &ranks), "cartesian_decomposition");
   dims_ = detail::checked_dims(ranks, global_cells, halo, dims);
+  if (!placement.empty()) {
+    detail::check_placement(placement, ranks);
+    FUNNEL_MPI_TRY(MPI_Comm_dup(comm, &comm_), "cartesian_decomposition");
+    try {
+      FUNNEL_MPI_TRY(MPI_Comm_rank(comm_, &rank_), "cartesian_decomposition");
+      size_ = ranks;
+      place(std::move(placement));
+    } catch (...) {
+      free_comm();
+      throw;
+    }
+    local_ = detail::split_box(global_, dims_, coords_);
+    return;
+  }
 
   const std::array<int, 3> wrap{periodic[0] ? 1 : 0, periodic[1] ? 1 : 0, periodic[2] ? 1 : 0};
   FUNNEL_MPI_TRY(MPI_Cart_create(comm, 3, dims_.data(), wrap.data(), /*reorder=*/0, &comm_),
@@ -45,6 +62,37 @@ cartesian_decomposition::cartesian_decomposition(MPI_Comm comm, index3 global_ce
   local_ = detail::split_box(global_, dims_, coords_);
 }
 
+// Coordinates and neighbours from the placement. Positions count x fastest, so consecutive
+// entries fill the grid slab by slab across z (y in 2D), whose faces are contiguous in memory.
+void cartesian_decomposition::place(std::vector<int> placement) {
+  placement_ = std::move(placement);
+  position_.assign(placement_.size(), 0);
+  for (std::size_t p = 0; p < placement_.size(); ++p) {
+    position_[static_cast<std::size_t>(placement_[p])] = static_cast<int>(p);
+  }
+  coords_ = coords_at(position_[static_cast<std::size_t>(rank_)]);
+  for (int axis = 0; axis < 3; ++axis) {
+    for (const int step : {-1, 1}) {
+      std::array<int, 3> c = coords_;
+      c[axis] += step;
+      int& neighbour = neighbors_[axis][step < 0 ? 0 : 1];
+      if (c[axis] < 0 || c[axis] >= dims_[axis]) {
+        if (!periodic_[axis]) {
+          neighbour = MPI_PROC_NULL;
+          continue;
+        }
+        c[axis] = (c[axis] + dims_[axis]) % dims_[axis];
+      }
+      const int position = (c[2] * dims_[1] + c[1]) * dims_[0] + c[0];  // < size_: no overflow
+      neighbour = placement_[static_cast<std::size_t>(position)];
+    }
+  }
+}
+
+std::array<int, 3> cartesian_decomposition::coords_at(int position) const noexcept {
+  return {position % dims_[0], (position / dims_[0]) % dims_[1], position / (dims_[0] * dims_[1])};
+}
+
 cartesian_decomposition::~cartesian_decomposition() { free_comm(); }
 
 cartesian_decomposition::cartesian_decomposition(cartesian_decomposition&& other) noexcept
@@ -58,7 +106,9 @@ cartesian_decomposition::cartesian_decomposition(cartesian_decomposition&& other
       halo_(other.halo_),
       row_align_(other.row_align_),
       local_(other.local_),
-      neighbors_(other.neighbors_) {}
+      neighbors_(other.neighbors_),
+      placement_(std::move(other.placement_)),
+      position_(std::move(other.position_)) {}
 
 cartesian_decomposition& cartesian_decomposition::operator=(
     cartesian_decomposition&& other) noexcept {
@@ -75,6 +125,8 @@ cartesian_decomposition& cartesian_decomposition::operator=(
     row_align_ = other.row_align_;
     local_ = other.local_;
     neighbors_ = other.neighbors_;
+    placement_ = std::move(other.placement_);
+    position_ = std::move(other.position_);
   }
   return *this;
 }
@@ -114,6 +166,7 @@ std::array<int, 3> cartesian_decomposition::coords_of(int rank) const {
   FUNNEL_EXPECTS(rank >= 0 && rank < size_, "rank " + std::to_string(rank) +
                                                 " is outside the communicator's [0, " +
                                                 std::to_string(size_) + ")");
+  if (!position_.empty()) return coords_at(position_[static_cast<std::size_t>(rank)]);
   std::array<int, 3> coords{};
   FUNNEL_MPI_TRY(MPI_Cart_coords(comm_, rank, 3, coords.data()), "coords_of");
   return coords;

@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <array>
+#include <vector>
 
 #include "funnel/decomposition/box.hpp"
 #include "funnel/decomposition/field_layout.hpp"
@@ -21,14 +22,17 @@ namespace funnel {
  *
  * Collective construction over `comm`: the process grid `dims` (chosen by funnel where an
  * entry is 0: fewest halo cells, slow axes first; an axis of one global cell always gets 1
- * rank) becomes a Cartesian
- * communicator, which this object owns. Along an axis of N cells and P ranks, rank coordinate
- * c owns N / P cells, plus one when c < N % P (the first ranks take the remainder), starting
- * at c * (N / P) + min(c, N % P).
+ * rank) becomes a communicator this object owns (Cartesian unless a placement is given). Along an
+ * axis of N cells and P ranks, rank coordinate c owns N / P cells, plus one when c < N % P (the
+ * first ranks take the remainder), starting at c * (N / P) + min(c, N % P).
  *
- * Ranks are not reordered (`reorder = 0`): the Cartesian communicator's rank of a process
- * equals its rank in `comm`, so the caller's rank-to-GPU binding, its logs and its I/O need no
- * translation. (MPI implementations rarely reorder anyway.)
+ * Ranks keep their numbers: the communicator's rank of a process equals its rank in `comm`, so
+ * the caller's rank-to-GPU binding, its logs and its I/O need no translation. Which box a rank
+ * takes is the `placement`'s choice: without one rank r takes the r-th box counting z fastest,
+ * as MPI_Cart_create with `reorder = 0` places them. A placement lists the ranks in the order
+ * they take the boxes counting x fastest, so that consecutive entries fill slabs across z (y
+ * in 2D), whose faces are contiguous in memory. placement_by_device() gives such an order,
+ * which keeps the ranks of one GPU together whatever the launcher's binding.
  *
  * Every check is made from arguments all ranks must agree on, before any communication, so a
  * bad request throws on every rank and none hangs.
@@ -46,17 +50,21 @@ class cartesian_decomposition {
    * @param dims ranks along x, y, z; 0 entries are chosen by funnel (fewest halo cells, slow axes
    * first; see detail::checked_dims)
    * @param periodic whether each axis wraps around (its edge ranks are then neighbours)
-   * @throw funnel::invalid_argument for MPI_COMM_NULL, a non-positive cell count or halo, a
-   * cell count whose product overflows 64 bits, negative dims, dims whose product is not (or
-   * whose fixed entries do not divide) the rank count, more ranks than cells along an axis,
-   * ranks along an axis of one cell, a local extent of 1 on an axis that has more cells (the
-   * field layout would drop its ghosts), or a halo wider than the smallest local extent
+   * @param placement empty (rank r takes the r-th box, z fastest), or every rank of `comm` once,
+   * in the order they take the boxes counting x fastest; the same on every rank
+   * @throw funnel::invalid_argument for MPI_COMM_NULL, a placement that is not every rank once, a
+   * non-positive cell count or halo, a cell count whose product overflows 64 bits, negative dims,
+   * dims whose product is not (or whose fixed entries do not divide) the rank count, more ranks
+   * than cells along an axis, ranks along an axis of one cell, a local extent of 1 on an axis that
+   * has more cells (the field layout would drop its ghosts), or a halo wider than the smallest
+   * local extent
    * @throw funnel::mpi_error when an MPI call fails
    */
   cartesian_decomposition(MPI_Comm comm, index3 global_cells, int halo,
                           std::array<int, 3> dims = {0, 0, 0},
-                          std::array<bool, 3> periodic = {false, false, false});
-  /// @brief Frees the Cartesian communicator (errors are logged, never thrown).
+                          std::array<bool, 3> periodic = {false, false, false},
+                          std::vector<int> placement = {});
+  /// @brief Frees the communicator (errors are logged, never thrown).
   ~cartesian_decomposition();
   cartesian_decomposition(const cartesian_decomposition&) = delete;
   cartesian_decomposition& operator=(const cartesian_decomposition&) = delete;
@@ -73,7 +81,9 @@ class cartesian_decomposition {
   cartesian_decomposition& operator=(cartesian_decomposition&& other) noexcept;
 
   /**
-   * @brief The Cartesian communicator, for the caller's own communication over the grid.
+   * @brief The communicator, for the caller's own communication over the grid: Cartesian
+   * (MPI_Cart_shift and MPI_Cart_coords agree with neighbor() and coords()) without a
+   * placement, a duplicate of `comm` with one (then ask neighbor() and coords_of()).
    * @return the communicator, owned by this object (do not free it); MPI_COMM_NULL after a move
    */
   [[nodiscard]] MPI_Comm comm() const noexcept { return comm_; }
@@ -178,6 +188,8 @@ class cartesian_decomposition {
 
  private:
   void free_comm() noexcept;
+  void place(std::vector<int> placement);
+  [[nodiscard]] std::array<int, 3> coords_at(int position) const noexcept;
 
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
@@ -190,6 +202,8 @@ class cartesian_decomposition {
   int row_align_ = 1;
   box local_{};
   std::array<std::array<int, 2>, 3> neighbors_{};
+  std::vector<int> placement_;  // the rank at each position (empty: the identity)
+  std::vector<int> position_;   // the position of each rank (empty: the identity)
 };
 
 }  // namespace funnel
