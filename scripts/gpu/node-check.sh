@@ -10,7 +10,8 @@
 #   tests     ctest: halo_gpu, memory_gpu, ipc_gpu, path_choice_unit
 #   bitwise   heat3d 64x48x40 double split over 1..N GPUs (2 and all of them) at 1, 4 and 16 ranks
 #             per GPU with --halo auto, ipc and mpi, two steps per launch (auto, mpi) at 1 and 4,
-#             and 2 ranks per GPU time-sliced (--mps off): the field bitwise equal to one rank's;
+#             2 ranks per GPU time-sliced (--mps off), and boxes placed by GPU (--placement device)
+#             at 4 and 16 (jacobi2d at 4): the field bitwise equal to one rank's;
 #             auto must take peer-ordered links;
 #             jacobi2d likewise at 1 and 4 ranks per GPU
 #   bigbox    ranks of 6 and 8 GiB fields over IPC (2 ranks on one GPU 1536x1024x1024 double,
@@ -27,7 +28,7 @@
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '5,27p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,28p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
@@ -148,6 +149,13 @@ stage_bitwise() {
     for rpg in 1 4; do
       bitwise_case "bw-jac-${g}g-${rpg}" $((g * rpg)) "${jac_ref}" --gpus "${list}" -- "${jac[@]}"
     done
+    # Boxes placed by GPU (the ranks of a GPU take a slab) under the round-robin binding.
+    for rpg in 4 16; do
+      bitwise_case "bw-heat-${g}g-${rpg}-device" $((g * rpg)) "${heat_ref}" --gpus "${list}" \
+        -- "${heat[@]}" --placement device
+    done
+    bitwise_case "bw-jac-${g}g-4-device" $((4 * g)) "${jac_ref}" --gpus "${list}" \
+      -- "${jac[@]}" --placement device
     # Time-sliced ranks (no MPS): stream-signalled GPU-ordered links between the GPUs.
     bitwise_case "bw-heat-${g}g-2-mpsoff" $((2 * g)) "${heat_ref}" --gpus "${list}" --mps off \
       -- "${heat[@]}"
