@@ -54,7 +54,10 @@ void expect_consistent(const funnel::cartesian_decomposition& d, bool cartesian 
         EXPECT_EQ(n, MPI_PROC_NULL);
         continue;
       }
-      ASSERT_NE(n, MPI_PROC_NULL);
+      if (n == MPI_PROC_NULL) {  // not ASSERT: the other ranks still gather below
+        ADD_FAILURE() << "no neighbour on axis " << axis << " inside the grid";
+        continue;
+      }
       const box nb = d.box_of(n);
       const box& me = d.local_box();
       if (!edge) {
@@ -141,6 +144,27 @@ TEST(DecompositionMpi, RanksTakeTheBoxesOfAPlacement) {
                                                    {false, true, false}, placement);
     expect_placed(periodic, placement);
     expect_consistent(periodic, false);
+    // Periodic axes of one rank: the rank is its own neighbour there.
+    const funnel::cartesian_decomposition along_z(MPI_COMM_WORLD, {4, 4, 20}, 3, {1, 1, 6},
+                                                  {true, false, true}, placement);
+    EXPECT_EQ(along_z.neighbor(0, side::lower), along_z.rank());
+    expect_placed(along_z, placement);
+    expect_consistent(along_z, false);
+  }
+}
+
+TEST(DecompositionMpi, EveryRankRejectsPlacementsThatDiffer) {
+  int rank = -1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::vector<int> placement{0, 1, 2, 3, 4, 5};
+  if (rank == 3) placement = {1, 0, 2, 3, 4, 5};
+  try {
+    const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {12, 12, 12}, 1, {0, 0, 0},
+                                            {false, false, false}, placement);
+    ADD_FAILURE() << "no exception for placements that differ between ranks";
+  } catch (const funnel::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("the ranks gave different placements"), std::string::npos)
+        << e.what();
   }
 }
 

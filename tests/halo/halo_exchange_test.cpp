@@ -65,8 +65,18 @@ struct scenario {
   int halo;
   std::array<int, 3> dims;
   std::array<bool, 3> periodic;
-  int row_align = 1;  ///< field_layout::row_align of every rank's field
+  int row_align = 1;      ///< field_layout::row_align of every rank's field
+  bool reversed = false;  ///< ranks take the boxes in reverse order (a placement)
 };
+
+// The scenario's split: with `reversed`, rank p - 1 - r takes the r-th box (x fastest).
+funnel::cartesian_decomposition split(const scenario& s) {
+  std::vector<int> placement;
+  if (s.reversed) {
+    for (int r = world_size() - 1; r >= 0; --r) placement.push_back(r);
+  }
+  return {MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic, placement};
+}
 
 std::vector<scenario> scenarios() {
   const int p = world_size();
@@ -89,6 +99,9 @@ std::vector<scenario> scenarios() {
        {p, 1, 1},
        {true, false, false},
        8},
+      // Ranks placed in reverse: the neighbours come from the placement, not MPI_Cart.
+      {"3d-auto-split-placed", {10, 9, 8}, 1, {0, 0, 0}, {false, false, false}, 1, true},
+      {"3d-all-periodic-placed", {8, 8, 8}, 1, {0, 0, 0}, {true, true, true}, 1, true},
   };
 }
 
@@ -212,7 +225,7 @@ void run_scenario(const scenario& s, halo_method method,
                            (sizeof(T) == 4 ? "float" : "double") +
                            (mpi_chunk ? " chunk " + std::to_string(*mpi_chunk) : "");
   SCOPED_TRACE(what);
-  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d = split(s);
   d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
@@ -268,7 +281,7 @@ void run_cycle_scenario(const scenario& s, halo_method method, std::size_t cycle
   const std::string what = s.name + " cycle of " + std::to_string(cycle_length) + " " +
                            funnel::to_string(method) + " " + (sizeof(T) == 4 ? "float" : "double");
   SCOPED_TRACE(what);
-  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d = split(s);
   d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo cycle test", method != halo_method::mpi);
   funnel::stream stream(test_backend);
@@ -375,7 +388,7 @@ TEST(HaloExchangeFacesOnly, EveryFaceGhostHoldsItsNeighboursValue) {
 // nothing can be replayed, and replayed() says so.
 TEST(HaloExchangeReplay, GraphOfExchangesGivesTheGhostsAgain) {
   const scenario s = scenarios().front();
-  funnel::cartesian_decomposition d(MPI_COMM_WORLD, s.cells, s.halo, s.dims, s.periodic);
+  funnel::cartesian_decomposition d = split(s);
   d.set_row_align(s.row_align);
   funnel::memory_pool pool = halo_pool("halo replay test", true);
   funnel::stream stream(test_backend);

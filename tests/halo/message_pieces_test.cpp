@@ -62,6 +62,16 @@ TEST(MessagePieces, NoMessageExceedsWhatAnIntCounts) {
   }
 }
 
+TEST(MessagePieces, NoFaceTakesMoreThanMaxPieces) {
+  using funnel::detail::max_pieces;
+  for (std::size_t bytes : {max_pieces, max_pieces + 1, std::size_t{64} << 20}) {
+    const message_pieces p(bytes, 1);
+    EXPECT_LE(p.count(), max_pieces) << bytes;
+    expect_tiles(p, bytes);
+  }
+  EXPECT_EQ(message_pieces(4096, 7).piece(), 7U);  // small faces keep small pieces
+}
+
 TEST(MessagePieces, EmptyFaceIsOneEmptyMessage) {
   for (std::size_t chunk : {0, 1, 64}) {
     const message_pieces p(0, chunk);

@@ -2,6 +2,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "funnel/decomposition/cartesian_decomposition.hpp"
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,6 +36,13 @@ cartesian_decomposition::cartesian_decomposition(MPI_Comm comm, index3 global_ce
     try {
       FUNNEL_MPI_TRY(MPI_Comm_rank(comm_, &rank_), "cartesian_decomposition");
       size_ = ranks;
+      // Ranks that disagree would name each other as neighbours that are not: refuse on all.
+      std::uint64_t digest[2] = {detail::placement_digest(placement), 0};
+      digest[1] = ~digest[0];
+      FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, digest, 2, MPI_UINT64_T, MPI_MIN, comm_),
+                     "cartesian_decomposition");
+      FUNNEL_EXPECTS(digest[0] == ~digest[1],
+                     "the ranks gave different placements (each must give the same one)");
       place(std::move(placement));
     } catch (...) {
       free_comm();

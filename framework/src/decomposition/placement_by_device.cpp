@@ -3,6 +3,7 @@
 #include "funnel/decomposition/placement_by_device.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <string>
@@ -32,6 +33,14 @@ std::vector<int> placement_of(const std::vector<rank_place>& places) {
   }
   if (!shared && !moved) return {};
   return order;
+}
+
+std::uint64_t placement_digest(const std::vector<int>& placement) noexcept {
+  std::uint64_t h = 14695981039346656037ULL;
+  for (const int r : placement) {
+    h = (h ^ static_cast<std::uint32_t>(r)) * 1099511628211ULL;
+  }
+  return h;
 }
 
 void check_placement(const std::vector<int>& placement, int ranks) {

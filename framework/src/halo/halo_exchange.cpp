@@ -143,14 +143,7 @@ class halo_exchange::impl {
     FUNNEL_MPI_TRY(MPI_Comm_dup(d.comm(), &dup), "halo_exchange: private communicator");
     comm_ = comm_owner(dup);
     rank_ = d.rank();
-    FUNNEL_EXPECTS(settings_.stall_timeout.count() > 0,
-                   "halo_exchange: a stall timeout of " +
-                       std::to_string(settings_.stall_timeout.count()) +
-                       " ms is not allowed (1 ms or more)");
-    FUNNEL_EXPECTS(settings_.mpi_chunk <= detail::max_mpi_message,
-                   "halo_exchange: an MPI chunk of " + std::to_string(settings_.mpi_chunk) +
-                       " bytes is not allowed (0 for whole faces, or 1 to " +
-                       std::to_string(detail::max_mpi_message) + ")");
+    check_settings();
     watchdog_ = detail::stall_watchdog(settings_.stall_timeout, {});
     // A pool that can be exported serves IPC, and its memory is safe to hand to CUDA-aware MPI.
     unique_fd pool_fd;
@@ -162,6 +155,29 @@ class halo_exchange::impl {
     if (options.method != halo_method::mpi) plan_ipc(options.method, pool_fd, links);
     for (const auto& l : links) paths_.push_back(l.path);
     make_transports(std::move(links), pool);
+  }
+
+  // The settings may differ between ranks (each reads its own environment): a value one rank
+  // may not use is refused on every rank, so none goes on into the setup's collectives.
+  void check_settings() const {
+    std::string refusal;
+    if (settings_.stall_timeout.count() <= 0) {
+      refusal = "halo_exchange: a stall timeout of " +
+                std::to_string(settings_.stall_timeout.count()) +
+                " ms is not allowed (1 ms or more)";
+    } else if (settings_.mpi_chunk > detail::max_mpi_message) {
+      refusal = "halo_exchange: an MPI chunk of " + std::to_string(settings_.mpi_chunk) +
+                " bytes is not allowed (0 for whole faces, or 1 to " +
+                std::to_string(detail::max_mpi_message) + ")";
+    }
+    int refused = refusal.empty() ? 0 : 1;
+    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, comm_.get()),
+                   "halo_exchange: checking the settings");
+    if (refused == 0) return;
+    throw invalid_argument(refusal.empty()
+                               ? "halo_exchange: another rank's halo settings are not allowed "
+                                 "(its error says which)"
+                               : refusal);
   }
 
   ~impl() {

@@ -12,14 +12,19 @@ namespace funnel::detail {
 
 /// The largest MPI message of a face: MPI counts bytes in an int.
 inline constexpr std::size_t max_mpi_message = std::size_t{1} << 30;
+/// The most pieces a face is cut into, whatever the chunk: each piece costs a request (and on
+/// the staged path an event and two copies), and a neighbour's chunk cannot be refused.
+inline constexpr std::size_t max_pieces = 1024;
 
 class message_pieces {
  public:
   message_pieces() = default;
   /// @param bytes the face's bytes; @param chunk the largest piece (0: the whole face in one,
-  /// as far as max_mpi_message allows)
+  /// as far as max_mpi_message allows), raised where the face would take more than max_pieces
   message_pieces(std::size_t bytes, std::size_t chunk) noexcept
-      : bytes_(bytes), piece_(std::min(chunk == 0 ? bytes : chunk, max_mpi_message)) {
+      : bytes_(bytes),
+        piece_(std::min(std::max(chunk == 0 ? bytes : chunk, (bytes + max_pieces - 1) / max_pieces),
+                        max_mpi_message)) {
     if (piece_ == 0) piece_ = 1;  // a face of 0 bytes: one empty message
   }
 

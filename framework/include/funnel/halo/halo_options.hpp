@@ -85,7 +85,8 @@ struct halo_options {
   std::optional<bool> push;
   /**
    * @brief The largest MPI message of a face, in bytes; 0: each face in one message (up to
-   * 1 GiB). A face sent through MPI goes in pieces of this size. On the staged path each piece
+   * 1 GiB). A face sent through MPI goes in pieces of this size, larger where the face would
+   * take more than 1024. On the staged path each piece
    * is copied to the host, sent, and copied back to the neighbour's GPU while the next pieces
    * travel, so the copies across PCIe overlap the messages. Ranks may differ in it: each tells
    * its neighbours when the exchange is set up. Unset: FUNNEL_HALO_MPI_CHUNK (bytes with an

@@ -9,6 +9,7 @@
  */
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 namespace funnel::detail {
@@ -35,5 +36,8 @@ struct rank_place {
  * @throw funnel::invalid_argument naming the first bad entry, or the size
  */
 void check_placement(const std::vector<int>& placement, int ranks);
+
+/// @brief A digest of `placement` (FNV-1a over its entries), to compare ranks' placements.
+[[nodiscard]] std::uint64_t placement_digest(const std::vector<int>& placement) noexcept;
 
 }  // namespace funnel::detail
