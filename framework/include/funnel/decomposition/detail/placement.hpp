@@ -37,7 +37,11 @@ struct rank_place {
  */
 void check_placement(const std::vector<int>& placement, int ranks);
 
-/// @brief A digest of `placement` (FNV-1a over its entries), to compare ranks' placements.
+/**
+ * @brief A digest of a placement (FNV-1a over its entries), to compare ranks' placements.
+ * @param placement a cartesian_decomposition placement
+ * @return its digest
+ */
 [[nodiscard]] std::uint64_t placement_digest(const std::vector<int>& placement) noexcept;
 
 }  // namespace funnel::detail
