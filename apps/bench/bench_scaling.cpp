@@ -3,7 +3,9 @@
 // funnel-bench scaling: heat3d (float and double) and jacobi2d on 1, 2, 4, 8 ... GPUs (every
 // power of two up to the GPUs visible, and all of them) with 1, 4 and 16 ranks per GPU, through
 // funnel-run + funnel-stencil: strong (same grid) and weak (grid grown with the GPUs) efficiency
-// against one GPU with the same ranks per GPU, for each halo path side by side in one run.
+// against one GPU with the same ranks per GPU, for each halo path (and, if asked, each
+// placement of the boxes) side by side in one run.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -57,6 +59,20 @@ std::string halo_of(const std::string& path) {
   return path == "peer" ? "ipc" : path == "staged" ? "mpi" : "auto";
 }
 
+/// The goal for a row of the defaults, if it has one.
+std::optional<goal> goal_of(const std::string& problem, long long n, const std::string& path,
+                            const std::string& kind, int g, long long rpg) {
+  const bool heat = problem == "heat3d";
+  if (path == "auto" && heat && n == 1024) {
+    return at_least(kind == "weak" ? 0.97 : g == 2 ? 0.97 : 0.95);
+  }
+  if (path == "auto" && !heat && n == 16384 && kind == "strong") {
+    return at_least(rpg == 1 ? 0.85 : 0.75);
+  }
+  if (path == "staged" && heat && n == 1024 && kind == "strong" && g == 2) return at_least(0.90);
+  return std::nullopt;
+}
+
 outcome run_scaling(const context& ctx) {
   const int gpus = cuda_device_count();
   if (!ctx.on_gpu() || gpus < 2) {
@@ -69,6 +85,7 @@ outcome run_scaling(const context& ctx) {
   const std::vector<std::string> dtypes = opt.choices("dtypes");
   const std::vector<std::string> paths = opt.choices("paths");
   const std::vector<std::string> kinds = opt.choices("kinds");
+  const std::vector<std::string> placements = opt.choices("placements");
   const std::vector<long long> per_gpu = opt.integers("ranks-per-gpu");
   const std::vector<int> counts = gpu_counts(gpus);
   outcome o;
@@ -83,10 +100,11 @@ outcome run_scaling(const context& ctx) {
                                     : std::to_string(n) + "^2 float, norm every iteration";
       for (const long long rpg : per_gpu) {
         const std::string base = problem + "-" + dtype + "-" + std::to_string(rpg) + "rpg";
-        const auto run = [&](const std::string& what, int g, const std::string& path, int factor) {
+        const auto run = [&](const std::string& what, int g, const std::string& path, int factor,
+                             const std::string& placement) {
           const long long ranks = rpg * g;
           std::vector<std::string> args = problem_args(problem, dtype, n, factor, steps);
-          args.insert(args.end(), {"--halo", halo_of(path)});
+          args.insert(args.end(), {"--halo", halo_of(path), "--placement", placement});
           const stencil_app_result r =
               run_stencil_app(ctx, "scaling-" + base + "-" + what, static_cast<int>(ranks),
                               launch_mode::funnel_auto, {"--gpus", first_gpus(g)}, args);
@@ -96,6 +114,7 @@ outcome run_scaling(const context& ctx) {
           j["ranks_per_gpu"] = rpg;
           j["gpus"] = g;
           j["path"] = path;
+          j["placement"] = placement;
           j["run"] = what;
           j["ranks"] = ranks;
           j["cell_updates_per_s"] = r.cell_updates_per_s;
@@ -103,29 +122,30 @@ outcome run_scaling(const context& ctx) {
           runs.push_back(std::move(j));
           return r.cell_updates_per_s;
         };
-        const double one = run("1gpu", 1, "auto", 1);
+        const double one = run("1gpu", 1, "auto", 1, "rank");
         for (const int g : counts) {
           for (const std::string& kind : kinds) {
             for (const std::string& path : paths) {
-              const double rate = run(std::to_string(g) + "gpu-" + kind + "-" + path, g, path,
-                                      kind == "weak" ? g : 1);
-              comparison row;
-              row.what = problem + " " + grid + ", " + std::to_string(rpg) + " rank/GPU, " +
-                         std::to_string(g) + " GPUs " + kind + ", " + path;
-              row.baseline_name = std::to_string(g) + " x one GPU";
-              row.baseline = g * one;
-              row.funnel_name = std::to_string(g) + " GPUs";
-              row.funnel = rate;
-              row.unit = "updates/s";
-              row.ratio = rate / (g * one);
-              if (path == "auto" && heat && n == 1024) {
-                row.target = at_least(kind == "weak" ? 0.97 : g == 2 ? 0.97 : 0.95);
-              } else if (path == "auto" && !heat && n == 16384 && kind == "strong") {
-                row.target = at_least(rpg == 1 ? 0.85 : 0.75);
-              } else if (path == "staged" && heat && n == 1024 && kind == "strong" && g == 2) {
-                row.target = at_least(0.90);
+              for (const std::string& placement : placements) {
+                // Rows of rank order keep their names (and goals); boxes placed by GPU say so.
+                const bool by_device = placement == "device";
+                const double rate = run(
+                    std::to_string(g) + "gpu-" + kind + "-" + path + (by_device ? "-device" : ""),
+                    g, path, kind == "weak" ? g : 1, placement);
+                comparison row;
+                row.what = problem + " " + grid + ", " + std::to_string(rpg) + " rank/GPU, " +
+                           std::to_string(g) + " GPUs " + kind + ", " + path +
+                           (by_device ? ", boxes by GPU" : "");
+                row.baseline_name = std::to_string(g) + " x one GPU";
+                row.baseline = g * one;
+                row.funnel_name = std::to_string(g) + " GPUs";
+                row.funnel = rate;
+                row.unit = "updates/s";
+                row.ratio = rate / (g * one);
+                // The goals hold for the defaults: boxes placed by GPU are shown without one.
+                if (!by_device) row.target = goal_of(problem, n, path, kind, g, rpg);
+                o.rows.push_back(row);
               }
-              o.rows.push_back(row);
             }
           }
         }
@@ -149,7 +169,8 @@ benchmark scaling_benchmark() {
       "to every visible GPU) with 1, 4 and 16 ranks per GPU, through funnel-run +\n"
       "funnel-stencil: strong efficiency (same grid) and weak efficiency (the grid grown with\n"
       "the GPUs) against one GPU with the same ranks per GPU, for each halo path side by side:\n"
-      "auto (the default), peer (--halo ipc) and staged (--halo mpi). Goals with auto: heat3d\n"
+      "auto (the default), peer (--halo ipc) and staged (--halo mpi); with --placements\n"
+      "rank,device also with funnel-stencil's --placement device. Goals with auto: heat3d\n"
       "1024^3 strong >= 0.95 (0.97 on 2 GPUs), weak >= 0.97; jacobi2d 16384^2 >= 0.85 at 1\n"
       "rank per GPU, 0.75 at more; staged on 2 GPUs >= 0.90. Needs 2 GPUs; says 'skipped'\n"
       "otherwise.";
@@ -162,6 +183,10 @@ benchmark scaling_benchmark() {
                      "auto,peer,staged", "auto,peer,staged", {"auto", "peer", "staged"}),
       choices_option("kinds", "LIST", "strong (same grid), weak (grid grown with the GPUs)",
                      "strong,weak", "strong,weak", {"strong", "weak"}),
+      choices_option("placements", "LIST",
+                     "which box each rank takes on several GPUs: rank (rank order), device "
+                     "(funnel-stencil --placement device: a GPU's ranks together)",
+                     "rank", "rank", {"rank", "device"}),
       integers_option("ranks-per-gpu", "LIST", "ranks per GPU", "1,4,16", "1"),
       integer_option("heat-n", "N", "heat3d grid edge", "1024", "32", 4),
       integer_option("heat-steps", "S", "heat3d steps", "100", "3"),
