@@ -772,6 +772,18 @@ class SharedDirectory : public Corrupt {
     opt.mode = GetParam();
     return opt;
   }
+  // Snapshots of series "s" in `dir`, in the test's mode.
+  [[nodiscard]] snapshot_options snapshots(const std::string& dir) const {
+    snapshot_options opt;
+    opt.directory = dir;
+    opt.series = "s";
+    opt.mode = GetParam();
+    return opt;
+  }
+  // This rank's block of the global grid, split along y.
+  [[nodiscard]] grid_block rank_block() const {
+    return make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+  }
   // The other user plants a link `name` -> the victim file.
   void plant(const std::string& name) {
     on_rank0([&] {
@@ -793,7 +805,7 @@ class SharedDirectory : public Corrupt {
     checkpoint_options opt = options(dir);
     opt.run_id = run_id;
     checkpoint_writer writer(MPI_COMM_WORLD, opt);
-    const grid_block block = make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+    const grid_block block = rank_block();
     const auto u = make_field<double>(block, seed_, step, -1.0);
     writer.write(step, 0.1, block, {field_view::of("u", u.data())});
   }
@@ -853,12 +865,8 @@ TEST_P(SharedDirectory, StickyDirectoryGetsPrivateCheckpointsAndNeverFollowsLink
 TEST_P(SharedDirectory, SnapshotDirectoryOthersMayWriteIsRefusedAndALinkUntouched) {
   const std::string dir = make("open-snap", fs::perms::all);
   plant(dir + "/s-00000001.h5");
-  snapshot_options opt;
-  opt.directory = dir;
-  opt.series = "s";
-  opt.mode = GetParam();
   try {
-    snapshot_writer writer(MPI_COMM_WORLD, opt);
+    snapshot_writer writer(MPI_COMM_WORLD, snapshots(dir));
     ADD_FAILURE() << "snapshot directory " << dir << " accepted";
   } catch (const funnel::error& e) {
     const std::string what = e.what();
@@ -874,12 +882,8 @@ TEST_P(SharedDirectory, SnapshotNameAnotherUserTookIsRefusedNotWrittenThrough) {
   const std::string dir = make("sticky-snap", fs::perms::all | fs::perms::sticky_bit);
   plant(dir + "/s-00000001.h5");
   plant(dir + "/s-00000002.blocks");
-  snapshot_options opt;
-  opt.directory = dir;
-  opt.series = "s";
-  opt.mode = GetParam();
-  snapshot_writer writer(MPI_COMM_WORLD, opt);
-  const grid_block block = make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+  snapshot_writer writer(MPI_COMM_WORLD, snapshots(dir));
+  const grid_block block = rank_block();
   const auto u = make_field<double>(block, 1, 2, -1.0);
   for (const std::int64_t step : {1, 2}) {
     try {
@@ -910,17 +914,13 @@ TEST_P(SharedDirectory, SnapshotLeftoverNamesAnotherUserPlantedAreLeftAlone) {
   const std::vector<std::string> planted = {dir + "/.0123456789abcdef.s-00000001.h5.writing",
                                             dir + "/s-00000002.h5.space"};
   for (const auto& name : planted) plant(name);
-  snapshot_options opt;
-  opt.directory = dir;
-  opt.series = "s";
-  opt.mode = GetParam();
   {
-    snapshot_writer writer(MPI_COMM_WORLD, opt);
-    const grid_block block = make_block(global, {1, world_size_of(), 1}, world_rank(), 1);
+    snapshot_writer writer(MPI_COMM_WORLD, snapshots(dir));
+    const grid_block block = rank_block();
     const auto u = make_field<double>(block, 1, 3, -1.0);
     writer.write(3, 0.3, block, {field_view::of("u", u.data())});
   }
-  snapshot_writer again(MPI_COMM_WORLD, opt);  // scans the directory a second time
+  snapshot_writer again(MPI_COMM_WORLD, snapshots(dir));  // scans the directory a second time
   on_rank0([&] {
     for (const auto& name : planted) EXPECT_TRUE(fs::is_symlink(name)) << name;
     EXPECT_TRUE(fs::exists(dir + "/s-00000003.h5"));
