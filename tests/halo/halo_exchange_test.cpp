@@ -613,6 +613,27 @@ TEST(HaloExchangeMpiPieces, EveryGhostHoldsItsNeighboursValue) {
   }
 }
 
+// Settings may differ between ranks: one rank's setting that is not allowed ends the set-up on
+// every rank (none is left waiting in a collective).
+TEST(HaloExchangeErrors, OneRanksBadSettingIsRefusedOnEveryRank) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
+  funnel::memory_pool pool(test_backend);
+  funnel::halo_options o;
+  o.method = halo_method::mpi;
+  if (rank == 1) o.mpi_chunk = (std::size_t{1} << 30) + 1;
+  try {
+    funnel::halo_exchange exchange(d, test_backend, pool, sizeof(float), o);
+    ADD_FAILURE() << "no error on rank " << rank;
+  } catch (const funnel::invalid_argument& e) {
+    EXPECT_NE(e.message().find(rank == 1 ? "an MPI chunk of 1073741825 bytes is not allowed"
+                                         : "failed on another rank"),
+              std::string::npos)
+        << e.message();
+  }
+}
+
 TEST(HaloExchangeErrors, RejectsMisuse) {
   const funnel::cartesian_decomposition d(MPI_COMM_WORLD, {16, 16, 1}, 1);
   funnel::memory_pool pool(test_backend);

@@ -8,12 +8,12 @@
 #include <array>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../core/collective.hpp"
 #include "cuda_context.hpp"
 #include "funnel/binding/detail/binding_plan.hpp"
 #include "funnel/binding/launcher_environment.hpp"
@@ -23,37 +23,9 @@
 namespace funnel {
 namespace {
 
-// Room for "GPU-" + 36 characters of a UUID (and MIG names), NUL-terminated.
-constexpr int uuid_capacity = 96;
-
 bool path_exists(const std::string& path) {
   struct stat info {};
   return ::stat(path.c_str(), &info) == 0;
-}
-
-// Runs `step` on every rank and throws on every rank when it threw on any, so that a problem
-// one rank sees (its own environment, its own device) never leaves the others in a collective.
-// The rank that failed throws its own error; the others say that another rank failed, as an
-// invalid_argument when that one was.
-template <class Step>
-void on_all_or_none(MPI_Comm comm, const char* what, Step&& step) {
-  std::exception_ptr failure;
-  int kind = 0;  // 0: fine, 1: invalid_argument, 2: another error
-  try {
-    step();
-  } catch (const invalid_argument&) {
-    failure = std::current_exception();
-    kind = 1;
-  } catch (const error&) {
-    failure = std::current_exception();
-    kind = 2;
-  }
-  int worst = kind;
-  FUNNEL_MPI_TRY(MPI_Allreduce(&kind, &worst, 1, MPI_INT, MPI_MAX, comm), what);
-  if (failure) std::rethrow_exception(failure);
-  const std::string message = std::string{what} + ": failed on another rank (see its message)";
-  if (worst == 1) throw invalid_argument(message);
-  if (worst == 2) throw error(message);
 }
 
 // What the rank knows about its MPS set-up, for the message when its context cannot be created.
@@ -101,21 +73,6 @@ int choose_device(const launcher_environment& env, int local_rank,
     }
   }
   return chosen;
-}
-
-std::vector<std::string> allgather_uuids(MPI_Comm node_comm, int local_size,
-                                         const std::string& mine) {
-  std::array<char, uuid_capacity> own{};
-  std::strncpy(own.data(), mine.c_str(), own.size() - 1);
-  std::vector<char> all(static_cast<std::size_t>(local_size) * uuid_capacity);
-  FUNNEL_MPI_TRY(MPI_Allgather(own.data(), uuid_capacity, MPI_CHAR, all.data(), uuid_capacity,
-                               MPI_CHAR, node_comm),
-                 "funnel::binding: gathering GPU UUIDs");
-  std::vector<std::string> uuids;
-  for (int r = 0; r < local_size; ++r) {
-    uuids.emplace_back(all.data() + static_cast<std::size_t>(r) * uuid_capacity);
-  }
-  return uuids;
 }
 
 void check_launcher_agrees(const launcher_environment& env, const binding_report& report,
@@ -184,19 +141,21 @@ binding binding::detect(MPI_Comm comm, backend_kind backend) {
 
   launcher_environment env;
   std::vector<std::string> warnings;
-  on_all_or_none(comm, "funnel::binding: reading funnel-run's variables",
-                 [&] { env = launcher_environment::from_process(); });
+  detail::on_all_or_none(comm, "funnel::binding: reading funnel-run's variables",
+                         [&] { env = launcher_environment::from_process(); });
   report.from_funnel_run = env.from_funnel_run;
 
   if (backend == backend_kind::cuda) {
-    on_all_or_none(comm, "funnel::binding: choosing the GPU", [&] {
+    detail::on_all_or_none(comm, "funnel::binding: choosing the GPU", [&] {
       report.device = choose_device(env, report.local_rank, warnings);
       const device chosen(report.device);
       chosen.make_current();
       report.gpu_uuid = chosen.properties().uuid;
     });
-    const auto sharing = detail::count_sharing(
-        allgather_uuids(node_comm, report.local_size, report.gpu_uuid), report.gpu_uuid);
+    const auto sharing =
+        detail::count_sharing(detail::allgather_strings(node_comm, report.gpu_uuid,
+                                                        "funnel::binding: gathering GPU UUIDs"),
+                              report.gpu_uuid);
     report.ranks_on_gpu = sharing.mine;
     report.max_ranks_on_gpu = sharing.most;
     report.mps_pipe = detail::serving_mps_pipe(env, path_exists);

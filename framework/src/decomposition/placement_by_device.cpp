@@ -4,12 +4,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <numeric>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "../core/collective.hpp"
 #include "funnel/decomposition/detail/placement.hpp"
 #include "funnel/error.hpp"
 
@@ -65,22 +65,14 @@ namespace {
 
 // The lowest rank (of `comm`) among the ranks of `group` whose key equals this rank's.
 int lowest_with_same(MPI_Comm group, int rank, const std::string& key) {
-  int size = 0;
-  FUNNEL_MPI_TRY(MPI_Comm_size(group, &size), "placement_by_device");
-  // Keys are short (a UUID); a longer one is cut, which can only merge groups, never split one.
-  constexpr std::size_t width = 64;
-  char mine[width] = {};
-  std::memcpy(mine, key.data(), std::min(key.size(), width - 1));
-  std::vector<char> keys(width * static_cast<std::size_t>(size));
-  std::vector<int> ranks(static_cast<std::size_t>(size));
-  FUNNEL_MPI_TRY(MPI_Allgather(mine, static_cast<int>(width), MPI_CHAR, keys.data(),
-                               static_cast<int>(width), MPI_CHAR, group),
-                 "placement_by_device");
+  const std::vector<std::string> keys =
+      detail::allgather_strings(group, key, "placement_by_device: the node's devices");
+  std::vector<int> ranks(keys.size());
   FUNNEL_MPI_TRY(MPI_Allgather(&rank, 1, MPI_INT, ranks.data(), 1, MPI_INT, group),
                  "placement_by_device");
   int lowest = rank;
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (std::strncmp(&keys[width * i], mine, width) == 0) lowest = std::min(lowest, ranks[i]);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] == key) lowest = std::min(lowest, ranks[i]);
   }
   return lowest;
 }

@@ -11,13 +11,13 @@
 #include <algorithm>
 #include <array>
 #include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "../core/collective.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/ipc/fd_exchange.hpp"
@@ -160,24 +160,16 @@ class halo_exchange::impl {
   // The settings may differ between ranks (each reads its own environment): a value one rank
   // may not use is refused on every rank, so none goes on into the setup's collectives.
   void check_settings() const {
-    std::string refusal;
-    if (settings_.stall_timeout.count() <= 0) {
-      refusal = "halo_exchange: a stall timeout of " +
-                std::to_string(settings_.stall_timeout.count()) +
-                " ms is not allowed (1 ms or more)";
-    } else if (settings_.mpi_chunk > detail::max_mpi_message) {
-      refusal = "halo_exchange: an MPI chunk of " + std::to_string(settings_.mpi_chunk) +
-                " bytes is not allowed (0 for whole faces, or 1 to " +
-                std::to_string(detail::max_mpi_message) + ")";
-    }
-    int refused = refusal.empty() ? 0 : 1;
-    FUNNEL_MPI_TRY(MPI_Allreduce(MPI_IN_PLACE, &refused, 1, MPI_INT, MPI_MAX, comm_.get()),
-                   "halo_exchange: checking the settings");
-    if (refused == 0) return;
-    throw invalid_argument(refusal.empty()
-                               ? "halo_exchange: another rank's halo settings are not allowed "
-                                 "(its error says which)"
-                               : refusal);
+    detail::on_all_or_none(comm_.get(), "halo_exchange: checking the settings", [&] {
+      FUNNEL_EXPECTS(settings_.stall_timeout.count() > 0,
+                     "halo_exchange: a stall timeout of " +
+                         std::to_string(settings_.stall_timeout.count()) +
+                         " ms is not allowed (1 ms or more)");
+      FUNNEL_EXPECTS(settings_.mpi_chunk <= detail::max_mpi_message,
+                     "halo_exchange: an MPI chunk of " + std::to_string(settings_.mpi_chunk) +
+                         " bytes is not allowed (0 for whole faces, or 1 to " +
+                         std::to_string(detail::max_mpi_message) + ")");
+    });
   }
 
   ~impl() {
@@ -498,22 +490,9 @@ class halo_exchange::impl {
   // empty on the host backend.
   std::vector<std::string> gather_node_gpus() const {
     if (backend_ != backend_kind::cuda) return {};
-    int node_size = 0;
-    FUNNEL_MPI_TRY(MPI_Comm_size(node_comm_.get(), &node_size), "halo_exchange: node size");
-    constexpr std::size_t width = 64;
-    std::array<char, width> mine{};
-    const std::string uuid = device(current_cuda_device()).properties().uuid;
-    std::memcpy(mine.data(), uuid.data(), std::min(uuid.size(), width - 1));
-    std::vector<char> all(width * static_cast<std::size_t>(node_size));
-    FUNNEL_MPI_TRY(MPI_Allgather(mine.data(), static_cast<int>(width), MPI_CHAR, all.data(),
-                                 static_cast<int>(width), MPI_CHAR, node_comm_.get()),
-                   "halo_exchange: the node's GPUs");
-    std::vector<std::string> gpus;
-    gpus.reserve(static_cast<std::size_t>(node_size));
-    for (int r = 0; r < node_size; ++r) {
-      gpus.emplace_back(&all[width * static_cast<std::size_t>(r)]);
-    }
-    return gpus;
+    return detail::allgather_strings(node_comm_.get(),
+                                     device(current_cuda_device()).properties().uuid,
+                                     "halo_exchange: the node's GPUs");
   }
 
   // One transport per kind of link, in the order their work is enqueued each axis: copies
