@@ -36,7 +36,7 @@ struct plan_info {
   std::string module_loading;            ///< CUDA_MODULE_LOADING on the CUDA backend ("": unset)
   std::vector<std::string> warnings;     ///< binding warnings (ranks sharing a GPU without MPS)
   std::array<int, 3> dims{1, 1, 1};      ///< ranks along x, y, z
-  bool boxes_by_device = false;          ///< --placement device moved some rank off box r
+  bool boxes_by_device = false;          ///< --placement device chose the boxes
   index3 smallest_box{0, 0, 0};          ///< smallest local interior
   index3 largest_box{0, 0, 0};           ///< largest local interior
   std::size_t bytes_per_rank = 0;        ///< largest device footprint of a rank's fields

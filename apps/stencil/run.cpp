@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -360,17 +359,6 @@ struct steps_context {
   const io::termination_request& termination;
 };
 
-/// True when some rank r does not take the r-th box (z fastest): --placement device moved it.
-bool boxes_moved(const cartesian_decomposition& d) {
-  const std::array<int, 3>& n = d.dims();
-  for (int r = 0; r < d.size(); ++r) {
-    if (d.coords_of(r) != std::array<int, 3>{r / (n[1] * n[2]), (r / n[2]) % n[1], r % n[2]}) {
-      return true;
-    }
-  }
-  return false;
-}
-
 /// The step loop, the summary and the final output.
 int run_steps(const steps_context& c) {
   const MPI_Comm comm = c.comm;
@@ -444,7 +432,7 @@ int run_steps(const steps_context& c) {
   summary.halo_overlap = opts.halo_overlap;
   summary.graphs = opts.graphs ? "auto" : "off";
   summary.placement = opts.placement;
-  summary.boxes_by_device = boxes_moved(decomposition);
+  summary.boxes_by_device = decomposition.placed();
   summary.steps_per_graph = s->steps_per_graph();
   summary.halo_depth = s->steps_per_exchange();
   summary.steps_per_launch = s->steps_per_launch();
@@ -612,7 +600,7 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
                                nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
-  plan.boxes_by_device = boxes_moved(decomposition);
+  plan.boxes_by_device = decomposition.placed();
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
   plan.mps = job.mps;

@@ -51,7 +51,7 @@ struct run_summary {
   std::string halo_overlap_used;       ///< on | off | n/a (streamed): the steps that ran
   std::string graphs;                  ///< auto | off (--graphs; resident mode)
   std::string placement;               ///< device | rank (--placement)
-  bool boxes_by_device = false;        ///< the placement moved some rank off box r
+  bool boxes_by_device = false;        ///< --placement device chose the boxes
   std::int64_t steps_per_graph = 0;    ///< rank 0's steps per CUDA graph (0: none)
   int halo_depth = 1;                  ///< resident steps per exchange (--halo-depth)
   int steps_per_launch = 1;            ///< resident steps per kernel launch

@@ -165,6 +165,12 @@ class cartesian_decomposition {
   [[nodiscard]] int neighbor(int axis, side s) const;
 
   /**
+   * @brief Whether a placement chose the boxes (see the constructor).
+   * @return true when the constructor was given a non-empty placement
+   */
+  [[nodiscard]] bool placed() const noexcept { return !placement_.empty(); }
+
+  /**
    * @brief Process-grid coordinates of any rank.
    * @param rank a rank of comm()
    * @return its coordinates
