@@ -83,9 +83,14 @@ outcome run_scaling(const context& ctx) {
   const option_values& opt = *ctx.options;
   const std::vector<std::string> problems = opt.choices("problems");
   const std::vector<std::string> dtypes = opt.choices("dtypes");
-  const std::vector<std::string> paths = opt.choices("paths");
   const std::vector<std::string> kinds = opt.choices("kinds");
-  const std::vector<std::string> placements = opt.choices("placements");
+  // Each halo path with each placement: the rows of one grid on G GPUs, side by side.
+  std::vector<std::pair<std::string, std::string>> variants;
+  for (const std::string& path : opt.choices("paths")) {
+    for (const std::string& placement : opt.choices("placements")) {
+      variants.emplace_back(path, placement);
+    }
+  }
   const std::vector<long long> per_gpu = opt.integers("ranks-per-gpu");
   const std::vector<int> counts = gpu_counts(gpus);
   outcome o;
@@ -125,27 +130,25 @@ outcome run_scaling(const context& ctx) {
         const double one = run("1gpu", 1, "auto", 1, "rank");
         for (const int g : counts) {
           for (const std::string& kind : kinds) {
-            for (const std::string& path : paths) {
-              for (const std::string& placement : placements) {
-                // Rows of rank order keep their names (and goals); boxes placed by GPU say so.
-                const bool by_device = placement == "device";
-                const double rate = run(
-                    std::to_string(g) + "gpu-" + kind + "-" + path + (by_device ? "-device" : ""),
-                    g, path, kind == "weak" ? g : 1, placement);
-                comparison row;
-                row.what = problem + " " + grid + ", " + std::to_string(rpg) + " rank/GPU, " +
-                           std::to_string(g) + " GPUs " + kind + ", " + path +
-                           (by_device ? ", boxes by GPU" : "");
-                row.baseline_name = std::to_string(g) + " x one GPU";
-                row.baseline = g * one;
-                row.funnel_name = std::to_string(g) + " GPUs";
-                row.funnel = rate;
-                row.unit = "updates/s";
-                row.ratio = rate / (g * one);
-                // The goals hold for the defaults: boxes placed by GPU are shown without one.
-                if (!by_device) row.target = goal_of(problem, n, path, kind, g, rpg);
-                o.rows.push_back(row);
-              }
+            for (const auto& [path, placement] : variants) {
+              // Rows of rank order keep their names (and goals); boxes placed by GPU say so.
+              const bool by_device = placement == "device";
+              const double rate =
+                  run(std::to_string(g) + "gpu-" + kind + "-" + path + (by_device ? "-device" : ""),
+                      g, path, kind == "weak" ? g : 1, placement);
+              comparison row;
+              row.what = problem + " " + grid + ", " + std::to_string(rpg) + " rank/GPU, " +
+                         std::to_string(g) + " GPUs " + kind + ", " + path +
+                         (by_device ? ", boxes by GPU" : "");
+              row.baseline_name = std::to_string(g) + " x one GPU";
+              row.baseline = g * one;
+              row.funnel_name = std::to_string(g) + " GPUs";
+              row.funnel = rate;
+              row.unit = "updates/s";
+              row.ratio = rate / (g * one);
+              // The goals hold for the defaults: boxes placed by GPU are shown without one.
+              if (!by_device) row.target = goal_of(problem, n, path, kind, g, rpg);
+              o.rows.push_back(row);
             }
           }
         }
