@@ -105,8 +105,14 @@ TEST(GridSplit, DimsCreateFillsZerosAndKeepsOneCellAxesWhole) {
 TEST(GridSplit, ChosenDimsSplitSlowAxesFirst) {
   using funnel::detail::checked_dims;
   EXPECT_EQ(checked_dims(2, {1024, 1024, 1024}, 1, {0, 0, 0}), (dims3{1, 1, 2}));
-  // 1x1x4 and 1x2x2 exchange as many cells: the tie goes to z.
-  EXPECT_EQ(checked_dims(4, {1024, 1024, 1024}, 1, {0, 0, 0}), (dims3{1, 1, 4}));
+  // 1x1x4 and 1x2x2 tie on cells per box, but 1x2x2's boxes each have one neighbour per axis
+  // (2 faces of 1024 x 512), 1x1x4's inner boxes two (2 faces of 1024 x 1024).
+  EXPECT_EQ(checked_dims(4, {1024, 1024, 1024}, 1, {0, 0, 0}), (dims3{1, 2, 2}));
+  // Periodic, every box has two neighbours along a split axis: nothing saved, the tie goes to z.
+  EXPECT_EQ(checked_dims(4, {1024, 1024, 1024}, 1, {0, 0, 0}, {true, true, true}),
+            (dims3{1, 1, 4}));
+  // Ties go to fewer ranks along x first: 12x1x4 and 8x2x3 tie on cells per box.
+  EXPECT_EQ(checked_dims(48, {768, 96, 96}, 2, {0, 0, 0}), (dims3{8, 2, 3}));
   // 2x2x2 would exchange 2 x 256^2 cells per axis, with the x-faces counted twice.
   EXPECT_EQ(checked_dims(8, {512, 512, 512}, 1, {0, 0, 0}), (dims3{1, 2, 4}));
   EXPECT_EQ(checked_dims(2, {16382, 16382, 1}, 1, {0, 0, 0}), (dims3{1, 2, 1}));

@@ -29,7 +29,7 @@ cartesian_decomposition::cartesian_decomposition(MPI_Comm comm, index3 global_ce
   FUNNEL_EXPECTS(comm != MPI_COMM_NULL, "the communicator is MPI_COMM_NULL");
   int ranks = 0;
   FUNNEL_MPI_TRY(MPI_Comm_size(comm, &ranks), "cartesian_decomposition");
-  dims_ = detail::checked_dims(ranks, global_cells, halo, dims);
+  dims_ = detail::checked_dims(ranks, global_cells, halo, dims, periodic);
   if (!placement.empty()) {
     detail::check_placement(placement, ranks);
     FUNNEL_MPI_TRY(MPI_Comm_dup(comm, &comm_), "cartesian_decomposition");

@@ -25,6 +25,11 @@ std::string triple(const std::array<int, 3>& v) { return triple(index3{v[0], v[1
 // Cells of the smallest box along an axis: the last ranks get floor(N / P).
 std::int64_t smallest_extent(std::int64_t cells, int parts) noexcept { return cells / parts; }
 
+// Cells of the largest box along an axis: the first N % P ranks get one more.
+std::int64_t largest_extent(std::int64_t cells, int parts) noexcept {
+  return (cells + parts - 1) / parts;
+}
+
 void check_cells(const index3& global_cells) {
   std::int64_t total = 1;
   for (int axis = 0; axis < 3; ++axis) {
@@ -87,7 +92,7 @@ void check_extents(const index3& global_cells, int halo, const std::array<int, 3
                        std::to_string(cells) + " cells over " + std::to_string(dims[axis]) +
                        " ranks); use a halo <= " + std::to_string(smallest) +
                        " or fewer ranks along " + axis_name(axis));
-    const std::int64_t allocated = (cells + dims[axis] - 1) / dims[axis] + 2 * std::int64_t{halo};
+    const std::int64_t allocated = largest_extent(cells, dims[axis]) + 2 * std::int64_t{halo};
     FUNNEL_EXPECTS(!__builtin_mul_overflow(largest_allocated, allocated, &largest_allocated),
                    "a local box of global cells " + triple(global_cells) + " over dims " +
                        triple(dims) + " with halo " + std::to_string(halo) +
@@ -114,8 +119,7 @@ bool feasible(const index3& global_cells, int halo, const std::array<int, 3>& di
 double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims) {
   double extent[3];
   for (int axis = 0; axis < 3; ++axis) {
-    const std::int64_t largest = (global_cells[axis] + dims[axis] - 1) / dims[axis];  // ceil
-    extent[axis] = static_cast<double>(largest);
+    extent[axis] = static_cast<double>(largest_extent(global_cells[axis], dims[axis]));
   }
   double cost = 0.0;
   for (int axis = 0; axis < 3; ++axis) {
@@ -126,13 +130,45 @@ double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims)
   return cost;
 }
 
+// Halo cells the busiest box exchanges with other ranks per step, x-faces counted twice as in
+// exchange_cost, but with only the faces a box has: along a non-periodic axis of 2 ranks each box
+// has one neighbour, not two. 1024^3 over 4 ranks: 1x2x2 boxes exchange 2 faces of 1024 x 512
+// cells, 1x1x4's inner boxes 2 of 1024 x 1024.
+double busiest_box_cells(const index3& global_cells, const std::array<int, 3>& dims,
+                         const std::array<bool, 3>& periodic) {
+  double cells = 0.0;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (dims[axis] == 1) continue;
+    const auto largest = [&](int a) {
+      return static_cast<double>(largest_extent(global_cells[a], dims[a]));
+    };
+    const double face = largest((axis + 1) % 3) * largest((axis + 2) % 3);
+    const double faces = periodic[axis] || dims[axis] >= 3 ? 2.0 : 1.0;
+    cells += faces * face * (axis == 0 ? 2.0 : 1.0);
+  }
+  return cells;
+}
+
+// Whether `a` is a better split than `b` at equal exchange_cost: fewer ranks along x (strided
+// faces), then the busiest box exchanging fewer cells, then the slowest axes split most (z, then
+// y), whose faces are contiguous.
+bool better_tie(const index3& global_cells, const std::array<bool, 3>& periodic,
+                const std::array<int, 3>& a, const std::array<int, 3>& b) {
+  if (a[0] != b[0]) return a[0] < b[0];
+  const double busy_a = busiest_box_cells(global_cells, a, periodic);
+  const double busy_b = busiest_box_cells(global_cells, b, periodic);
+  if (busy_a != busy_b) return busy_a < busy_b;
+  return a[2] > b[2] || (a[2] == b[2] && a[1] > b[1]);
+}
+
 // Fills the 0 entries of `dims`: among the factorisations of `ranks` that keep the given
 // entries and split every axis into boxes of >= max(2, halo) cells, the one with the least
-// exchange_cost; ties go to the one that splits the slowest axes most (z, then y), whose faces
-// are contiguous. When none is feasible, the most balanced factorisation (as MPI_Dims_create
-// would choose: larger counts first), which check_extents then rejects naming the axis.
+// exchange_cost; ties as better_tie orders them. When none is feasible, the most balanced
+// factorisation (as MPI_Dims_create would choose: larger counts first), which check_extents then
+// rejects naming the axis.
 std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
-                               const std::array<int, 3>& given) {
+                               const std::array<int, 3>& given,
+                               const std::array<bool, 3>& periodic) {
   std::array<int, 3> best{};
   double best_cost = 0.0;
   bool found = false;
@@ -146,8 +182,8 @@ std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
       const std::array<int, 3> dims{px, py, pz};
       if (!feasible(global_cells, halo, dims)) continue;
       const double cost = exchange_cost(global_cells, dims);
-      const bool slower = pz > best[2] || (pz == best[2] && py > best[1]);
-      if (!found || cost < best_cost || (cost == best_cost && slower)) {
+      if (!found || cost < best_cost ||
+          (cost == best_cost && better_tie(global_cells, periodic, dims, best))) {
         best = dims;
         best_cost = cost;
         found = true;
@@ -177,7 +213,7 @@ std::array<int, 3> choose_dims(int ranks, const index3& global_cells, int halo,
 }  // namespace
 
 std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
-                                std::array<int, 3> dims) {
+                                std::array<int, 3> dims, const std::array<bool, 3>& periodic) {
   FUNNEL_EXPECTS(ranks >= 1, "rank count " + std::to_string(ranks) + " must be >= 1");
   check_cells(global_cells);
   FUNNEL_EXPECTS(halo >= 1, "halo " + std::to_string(halo) + " must be >= 1");
@@ -197,7 +233,7 @@ std::array<int, 3> checked_dims(int ranks, const index3& global_cells, int halo,
           (fixed > 1 ? " and --dims fixes the others" : "") + ", so the grid takes " +
           (fixed > ranks ? "more than " + std::to_string(ranks) : std::to_string(fixed)) +
           " rank(s); run on that many ranks or give a larger grid");
-  dims = choose_dims(ranks, global_cells, halo, dims);
+  dims = choose_dims(ranks, global_cells, halo, dims, periodic);
   check_extents(global_cells, halo, dims);
   return dims;
 }

@@ -47,8 +47,9 @@ class cartesian_decomposition {
    * @param comm the ranks to split over (not freed; may be MPI_COMM_WORLD)
    * @param global_cells cells along x, y, z; each >= 1 (a 2D problem has z = 1)
    * @param halo ghost width, >= 1; no local extent of an axis that has ghosts may be smaller
-   * @param dims ranks along x, y, z; 0 entries are chosen by funnel (fewest halo cells, slow axes
-   * first; see detail::checked_dims)
+   * @param dims ranks along x, y, z; 0 entries are chosen by funnel (fewest halo cells; on ties
+   * fewest ranks along x, then the busiest box's cells, then slow axes first; see
+   * detail::checked_dims)
    * @param periodic whether each axis wraps around (its edge ranks are then neighbours)
    * @param placement empty (rank r takes the r-th box, z fastest), or every rank of `comm` once,
    * in the order they take the boxes counting x fastest; the same on every rank
