@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "../core/collective.hpp"
+#include "../core/comm_owner.hpp"
 #include "funnel/decomposition/detail/placement.hpp"
 #include "funnel/error.hpp"
 
@@ -86,21 +87,16 @@ std::vector<int> placement_by_device(MPI_Comm comm, const std::string& device) {
   int size = 0;
   FUNNEL_MPI_TRY(MPI_Comm_rank(comm, &rank), "placement_by_device");
   FUNNEL_MPI_TRY(MPI_Comm_size(comm, &size), "placement_by_device");
-  MPI_Comm node = MPI_COMM_NULL;
-  FUNNEL_MPI_TRY(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node),
+  MPI_Comm split = MPI_COMM_NULL;
+  FUNNEL_MPI_TRY(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &split),
                  "placement_by_device: the ranks of this node");
+  const detail::comm_owner node(split);
   detail::rank_place mine;
-  try {
-    FUNNEL_MPI_TRY(MPI_Allreduce(&rank, &mine.node, 1, MPI_INT, MPI_MIN, node),
-                   "placement_by_device");
-    // Without a device each rank is a group of its own: every key differs.
-    mine.device =
-        lowest_with_same(node, rank, device.empty() ? "#" + std::to_string(rank) : device);
-  } catch (...) {
-    MPI_Comm_free(&node);
-    throw;
-  }
-  MPI_Comm_free(&node);
+  FUNNEL_MPI_TRY(MPI_Allreduce(&rank, &mine.node, 1, MPI_INT, MPI_MIN, node.get()),
+                 "placement_by_device");
+  // Without a device each rank is a group of its own: every key differs.
+  mine.device =
+      lowest_with_same(node.get(), rank, device.empty() ? "#" + std::to_string(rank) : device);
   std::vector<detail::rank_place> places(static_cast<std::size_t>(size));
   FUNNEL_MPI_TRY(MPI_Allgather(&mine, 2, MPI_INT, places.data(), 2, MPI_INT, comm),
                  "placement_by_device");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../core/collective.hpp"
+#include "../core/comm_owner.hpp"
 #include "funnel/config.hpp"
 #include "funnel/error.hpp"
 #include "funnel/ipc/fd_exchange.hpp"
@@ -58,34 +59,6 @@ int current_cuda_device() {
 #endif
   return dev;
 }
-
-// Owns a communicator made by MPI_Comm_dup / MPI_Comm_split_type.
-class comm_owner {
- public:
-  comm_owner() = default;
-  explicit comm_owner(MPI_Comm comm) : comm_(comm) {}
-  ~comm_owner() { reset(); }
-  comm_owner(const comm_owner&) = delete;
-  comm_owner& operator=(const comm_owner&) = delete;
-  comm_owner(comm_owner&& o) noexcept : comm_(std::exchange(o.comm_, MPI_COMM_NULL)) {}
-  comm_owner& operator=(comm_owner&& o) noexcept {
-    if (this != &o) {
-      reset();
-      comm_ = std::exchange(o.comm_, MPI_COMM_NULL);
-    }
-    return *this;
-  }
-  [[nodiscard]] MPI_Comm get() const noexcept { return comm_; }
-  void reset() noexcept {
-    int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (comm_ != MPI_COMM_NULL && finalized == 0) MPI_Comm_free(&comm_);
-    comm_ = MPI_COMM_NULL;
-  }
-
- private:
-  MPI_Comm comm_ = MPI_COMM_NULL;
-};
 
 // Whether the GPU-ordered path signals with its own kernel (kernel_signals.hpp) rather than
 // stream memory operations: under MPS (the ranks' kernels run together, and a memory operation
@@ -141,7 +114,7 @@ class halo_exchange::impl {
                                                  " is not allowed (1 or more)");
     MPI_Comm dup = MPI_COMM_NULL;
     FUNNEL_MPI_TRY(MPI_Comm_dup(d.comm(), &dup), "halo_exchange: private communicator");
-    comm_ = comm_owner(dup);
+    comm_ = detail::comm_owner(dup);
     rank_ = d.rank();
     check_settings();
     watchdog_ = detail::stall_watchdog(settings_.stall_timeout, {});
@@ -339,7 +312,7 @@ class halo_exchange::impl {
     FUNNEL_MPI_TRY(
         MPI_Comm_split_type(comm_.get(), MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
         "halo_exchange: node communicator");
-    node_comm_ = comm_owner(node);
+    node_comm_ = detail::comm_owner(node);
     FUNNEL_MPI_TRY(MPI_Comm_rank(node_comm_.get(), &node_index_), "halo_exchange: node rank");
     int node_size = 0;
     FUNNEL_MPI_TRY(MPI_Comm_size(node_comm_.get(), &node_size), "halo_exchange: node size");
@@ -534,8 +507,8 @@ class halo_exchange::impl {
   bool arrive_first_;  // every exchange starts with the arrival handshake (ipc_ordered_transport)
   bool faces_only_;    // the caller reads face ghosts only (halo_options::faces_only)
   detail::halo_settings settings_;  // the options, then the environment, then the defaults
-  comm_owner comm_;
-  comm_owner node_comm_;
+  detail::comm_owner comm_;
+  detail::comm_owner node_comm_;
   int rank_ = 0;
   int node_index_ = 0;
   std::vector<neighbor_path> paths_;
