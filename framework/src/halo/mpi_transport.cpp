@@ -41,6 +41,7 @@ mpi_transport::mpi_transport(std::vector<halo_link> links, MPI_Comm comm, backen
                                 ? stream_view::host()
                                 : stream_view::from_native_handle(nullptr);
   bool device_buffers = false;
+  std::size_t pieces_in = 0;
   for (std::size_t i = 0; i < links_.size(); ++i) {
     const halo_link& l = links_[i];
     buffers& b = buffers_[i];
@@ -53,9 +54,12 @@ mpi_transport::mpi_transport(std::vector<halo_link> links, MPI_Comm comm, backen
       for (std::size_t k = 0; k < b.out.count(); ++k) b.staged.emplace_back(backend);
     }
     b.receives.assign(b.in.count(), MPI_REQUEST_NULL);
+    pieces_in += b.in.count();
     device_buffers = device_buffers || l.path.transport != halo_transport::mpi_host;
   }
   if (device_buffers) idle_.emplace(backend);
+  waiting_.reserve(pieces_in);
+  requests_.reserve(pieces_in);
   setup.synchronize();
 }
 
@@ -145,10 +149,10 @@ void mpi_transport::send_pending(const exchange_step& step, int axis) {
     // MPI does not follow the stream: wait until the packed faces are really there.
     if (!staged && !synchronized) step.stream.synchronize();
     synchronized = synchronized || !staged;
+    void* source = staged ? b.send_staging->data() : b.send.data();
     for (std::size_t k = 0; k < b.out.count(); ++k) {
       // Staged pieces go one by one: a piece's message overlaps the next piece's copy.
       if (staged) b.staged[k].synchronize();
-      void* source = staged ? b.send_staging->data() : b.send.data();
       sends_.send(at(source, b.out.offset(k)), b.out.size(k), l.path.rank, tag, comm_);
     }
   }
@@ -171,22 +175,22 @@ void mpi_transport::arrived(const exchange_step& step, std::size_t link, std::si
 // Waits for the axis's incoming pieces in arrival order.
 void mpi_transport::complete(const exchange_step& step, int axis) {
   send_pending(step, axis);
-  std::vector<std::pair<std::size_t, std::size_t>> waiting;  // (link, piece)
-  std::vector<MPI_Request> requests;
+  waiting_.clear();
+  requests_.clear();
   for (std::size_t i = 0; i < links_.size(); ++i) {
     if (links_[i].path.axis != axis) continue;
     for (std::size_t k = 0; k < buffers_[i].receives.size(); ++k) {
       if (buffers_[i].receives[k] == MPI_REQUEST_NULL) continue;
-      waiting.emplace_back(i, k);
-      requests.push_back(buffers_[i].receives[k]);
+      waiting_.emplace_back(i, k);
+      requests_.push_back(buffers_[i].receives[k]);
     }
   }
-  for (std::size_t done = 0; done < requests.size(); ++done) {
+  for (std::size_t done = 0; done < requests_.size(); ++done) {
     int index = MPI_UNDEFINED;
-    FUNNEL_MPI_TRY(
-        MPI_Waitany(static_cast<int>(requests.size()), requests.data(), &index, MPI_STATUS_IGNORE),
-        "halo_exchange: waiting for a face");
-    const auto [link, piece] = waiting[static_cast<std::size_t>(index)];
+    FUNNEL_MPI_TRY(MPI_Waitany(static_cast<int>(requests_.size()), requests_.data(), &index,
+                               MPI_STATUS_IGNORE),
+                   "halo_exchange: waiting for a face");
+    const auto [link, piece] = waiting_[static_cast<std::size_t>(index)];
     buffers_[link].receives[piece] = MPI_REQUEST_NULL;
     arrived(step, link, piece);
   }

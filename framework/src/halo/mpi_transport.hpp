@@ -14,6 +14,7 @@
 #include <mpi.h>
 
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "funnel/memory/device_buffer.hpp"
@@ -71,6 +72,10 @@ class mpi_transport final : public link_transport {
   MPI_Comm comm_;
   pending_sends sends_;
   std::optional<event> idle_;  // staged / CUDA-aware: the last exchange's unpacks are done
+  // complete()'s receives still open, as (link, piece) and their requests: kept here so that
+  // no exchange allocates (room for every piece in is reserved at set-up).
+  std::vector<std::pair<std::size_t, std::size_t>> waiting_;
+  std::vector<MPI_Request> requests_;
 };
 
 }  // namespace funnel::detail
