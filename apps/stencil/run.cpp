@@ -310,6 +310,7 @@ plan_info gather_plan(const options& opts, const std::string& backend, const std
   p.nodes = nodes;
   p.mps = "n/a";
   p.dims = d.dims();
+  p.boxes_by_device = d.placed();
   p.smallest_box = d.box_of(0).extents();
   p.largest_box = p.smallest_box;
   for (int r = 1; r < d.size(); ++r) {
@@ -600,7 +601,6 @@ int run(const run_config& config, MPI_Comm comm, const io::termination_request& 
   plan_info plan = gather_plan(opts, to_string(backend), kokkos_runtime::describe(kernel, backend),
                                nodes, decomposition, *s);
   if (restart) plan.restart_from = restart->path();
-  plan.boxes_by_device = decomposition.placed();
   plan.gpus = job.gpus;
   plan.ranks_per_gpu = job.ranks_per_gpu;
   plan.mps = job.mps;
