@@ -122,14 +122,14 @@ ensure_private_dir() {
 }
 
 # take_lock VAR DIR SECONDS [create]: takes the lock DIR/lock (creating DIR when $4 = create) and
-# puts its descriptor in VAR. Waits in short steps (so a signal is handled promptly) for at most
-# SECONDS. A lock file removed or replaced while we waited is not a lock any more: then it starts
-# over. The lock file is created exclusively and opened read-only, and only when it is a regular
-# file of ours: nothing is ever opened through a link. Works in a subshell too (the descriptor is
-# looked up in the process that holds it, BASHPID).
+# puts its descriptor in VAR (a name of the caller's, not one of take_lock's own locals). Waits in
+# short steps (so a signal is handled promptly) for at most SECONDS. A lock file removed or replaced
+# while we waited is not a lock any more: then it starts over. The lock file is created exclusively
+# and opened read-only, and only when it is a regular file of ours: nothing is ever opened through a
+# link. Works in a subshell too (the descriptor is looked up in the process that holds it, BASHPID).
 take_lock() {
   local -n fd_out=$1
-  local dir=$2 deadline=$((SECONDS + $3)) create=${4:-existing} fd held now
+  local dir=$2 deadline=$((SECONDS + $3)) create=${4:-existing} taken_fd_ held now
   while ((SECONDS <= deadline)); do
     if [[ ${create} == create ]]; then
       ensure_private_dir "${dir}"
@@ -139,23 +139,23 @@ take_lock() {
     if [[ ! -L ${dir}/lock && ! -e ${dir}/lock ]]; then create_new "${dir}/lock" || true; fi
     # Anything but a regular file there was not made by funnel-run: it will never be a lock.
     if [[ -L ${dir}/lock || (-e ${dir}/lock && ! -f ${dir}/lock) ]]; then return 1; fi
-    if { exec {fd}<"${dir}/lock"; } 2>/dev/null; then
+    if { exec {taken_fd_}<"${dir}/lock"; } 2>/dev/null; then
       while ((SECONDS <= deadline)); do
-        if flock -w 1 "${fd}"; then
+        if flock -w 1 "${taken_fd_}"; then
           # The file held and the file now at the path: the same, and ours (no second line: the
           # path is gone).
-          held=$(stat -L -c %d:%i:%u -- "/proc/${BASHPID}/fd/${fd}" "${dir}/lock" 2>/dev/null |
-            tr '\n' ' ')
+          held=$(stat -L -c %d:%i:%u -- "/proc/${BASHPID}/fd/${taken_fd_}" "${dir}/lock" \
+            2>/dev/null | tr '\n' ' ')
           read -r held now _ <<<"${held}"
           if [[ -n ${now} && ${held} == "${now}" && ${held##*:} == "${uid}" ]]; then
             # shellcheck disable=SC2034 # a nameref: the caller's variable
-            fd_out=${fd}
+            fd_out=${taken_fd_}
             return 0
           fi
           break
         fi
       done
-      exec {fd}<&-
+      exec {taken_fd_}<&-
     fi
     sleep 0.1
   done

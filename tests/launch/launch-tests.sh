@@ -316,6 +316,53 @@ case_number_forms() {
   expect_eq "no arithmetic error" "" "$(grep -r 'value too great' "${work}/err" "${FUNNEL_TMPDIR}" 2>/dev/null)"
 }
 
+# The locks that order a job's ranks (files.sh's take_lock), driven directly: a lock file that was
+# replaced while a rank waited for it is not held (the rank starts over and takes the new one),
+# and one that another user owns is never held. The caller's variable is report_if_last's, fd:
+# take_lock used to have a local of that name, which its nameref then set instead, so that rank
+# never gave the job's lock back.
+case_lock_identity() {
+  local lib=${here}/../../launch/lib dir=${work}/lockdir holder waiter rc=0
+  # lock_in DIR SECONDS: take_lock in a shell of its own; holds what it got for 2 s and says so.
+  lock_in() {
+    (
+      set +e
+      # shellcheck source=/dev/null # funnel-run's parts, checked on their own
+      source "${lib}/state.sh" && source "${lib}/messages.sh" && source "${lib}/files.sh"
+      # The name report_if_last uses; it used to be one of take_lock's own, which hid the caller's.
+      local fd=""
+      if take_lock fd "$1" "$2" create; then
+        echo "held $(stat -L -c %i "/proc/${BASHPID}/fd/${fd}")"
+        sleep 2
+      else
+        echo "refused"
+      fi
+    )
+  }
+  mkdir -m 700 "${dir}"
+  : >"${dir}/lock"
+  flock "${dir}/lock" sleep 3 &
+  holder=$!
+  sleep 0.5
+  lock_in "${dir}" 10 >"${work}/waiter.out" &
+  waiter=$!
+  sleep 0.5
+  mv "${dir}/lock" "${dir}/old-lock"
+  : >"${dir}/lock"
+  local new_inode
+  new_inode=$(stat -c %i "${dir}/lock")
+  wait "${holder}" || true
+  wait "${waiter}" || rc=$?
+  expect_eq "a waiter on a lock replaced meanwhile holds the new one" "held ${new_inode}" \
+    "$(cat "${work}/waiter.out")"
+  if [[ ${uid} == 0 ]] && command -v setpriv >/dev/null; then
+    rm -f "${dir}/lock"
+    : >"${dir}/lock"
+    chown 4242 "${dir}/lock"
+    expect_eq "a lock file of another uid is never held" refused "$(lock_in "${dir}" 1)"
+  fi
+}
+
 # Signals at every moment of start-up (a launcher's whole process group, as timeout sends them):
 # whatever the rank reached, no job directory, daemon or reaper is left. Before, a signal between
 # the directory's creation and its reaper's start (or one that reached the reaper before setsid)
