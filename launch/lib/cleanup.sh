@@ -69,7 +69,7 @@ cleanup_jobs() {
     # Without --job, or without a job file (a rank stopped before it wrote one): only once no
     # rank and no reaper of it lives.
     if { ((!opt_job_given)) || [[ -z ${key} ]]; } && ((!gone)) &&
-      { recorded_alive "${dir}/reaper" || (($(live_ranks "${dir}") > 0)); }; then
+      { recorded_alive "${dir}/reaper" || any_live_rank "${dir}"; }; then
       release_lock "${lock_fd}"
       continue
     fi

@@ -85,19 +85,18 @@ gpu_tag() {
   echo "g${all_index[my_gpu]}-${hex:0:8}"
 }
 
-# Counts the registered ranks of job directory $1 whose wrapper or app is still alive and drops
-# the registrations of ranks that are gone.
-live_ranks() {
-  local dir=$1 reg live=0
+# True when a registered rank of job directory $1 still lives (its wrapper or its app); the
+# registrations of ranks found gone on the way are dropped. It stops at the first live rank:
+# every rank of a dense job asks under the job's lock, one after the other, so the answer must
+# not cost a look at every rank already there (the reaper drops the rest once none lives).
+any_live_rank() {
+  local dir=$1 reg
   for reg in "${dir}"/ranks/*.wrapper; do
     [[ -L ${reg} || -e ${reg} ]] || continue
-    if recorded_alive "${reg}" || recorded_alive "${reg%.wrapper}.app"; then
-      live=$((live + 1))
-    else
-      rm -f -- "${reg}" "${reg%.wrapper}.app"
-    fi
+    if recorded_alive "${reg}" || recorded_alive "${reg%.wrapper}.app"; then return 0; fi
+    rm -f -- "${reg}" "${reg%.wrapper}.app"
   done
-  echo "${live}"
+  return 1
 }
 
 deregister_rank() {
@@ -123,9 +122,9 @@ setup_job() {
   # First the job file: a --cleanup --job finds the directory by it.
   [[ -f ${job_dir}/job ]] || write_file "${job_dir}/job" "${job_key}"
   # Every rank of a dense job passes here one after the other: what follows avoids forks.
-  local reaper_alive=0 inst live
+  local reaper_alive=0 inst live=0
   if recorded_alive "${job_dir}/reaper"; then reaper_alive=1; fi
-  live=$(live_ranks "${job_dir}")
+  if any_live_rank "${job_dir}"; then live=1; fi
   # The first rank of the job (again): an earlier run's failure is not this one's, nor are the
   # lines its daemons logged (a daemon may live on from an earlier job step).
   if ((live == 0)); then

@@ -208,7 +208,7 @@ reap() {
       release_lock "${lock_fd}"
       exit 0
     fi
-    if (($(live_ranks "${dir}") == 0)); then
+    if ! any_live_rank "${dir}"; then
       echo "$(date '+%F %T') no live rank: stopping the job's MPS daemons and removing ${dir}"
       report_in_reaper "${dir}"
       stop_job "${dir}" all

@@ -211,7 +211,7 @@ report_if_last() {
   local fd="" last=0
   take_lock fd "${job_dir}" 10 2>/dev/null || return 0
   # Last: every rank of the node has ended its app (a rank that has not even registered yet is
-  # not seen by live_ranks, so that count is not enough). A rank that never gets here (killed)
+  # not seen by any_live_rank, so asking it is not enough). A rank that never gets here (killed)
   # leaves the report to the reaper.
   mkdir -m 700 -- "${job_dir}/report-ended" 2>/dev/null || true
   create_new "${job_dir}/report-ended/$$" || true
