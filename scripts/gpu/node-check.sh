@@ -11,7 +11,8 @@
 #   bitwise   heat3d 64x48x40 double split over 1..N GPUs (2 and all of them) at 1, 4 and 16 ranks
 #             per GPU with --halo auto, ipc and mpi, two steps per launch (auto, mpi) at 1 and 4,
 #             2 ranks per GPU time-sliced (--mps off), and boxes placed by GPU (--placement device)
-#             at 4 and 16 (jacobi2d at 4): the field bitwise equal to one rank's;
+#             at 4 and 16 (jacobi2d at 4); on every GPU 48 ranks a GPU by GPU, 7 and 13 ranks,
+#             and a grid one cell thick: the field bitwise equal to one rank's;
 #             auto must take peer-ordered links;
 #             jacobi2d likewise at 1 and 4 ranks per GPU
 #   bigbox    ranks of 6 and 8 GiB fields over IPC (2 ranks on one GPU 1536x1024x1024 double,
@@ -20,7 +21,8 @@
 #   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
 #   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
 #   startup   16 ranks per GPU on every GPU (funnel_mps_client): funnel-run against a ten-line
-#             wrapper that starts one daemon, median of 3 jobs each (goal: no slower)
+#             wrapper that starts one daemon, median of 3 jobs each (goal: no slower), and when
+#             the last rank's app started
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank on every GPU),
 #             memcheck on the staged path with two steps per launch
 #   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
@@ -28,7 +30,7 @@
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '5,28p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,30p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
@@ -160,12 +162,30 @@ stage_bitwise() {
     bitwise_case "bw-heat-${g}g-2-mpsoff" $((2 * g)) "${heat_ref}" --gpus "${list}" --mps off \
       -- "${heat[@]}"
   done
+  # The shapes users run that the counts above miss, on every GPU: 48 ranks a GPU with boxes by
+  # GPU, prime rank counts (uneven GPUs), and a grid one cell thick.
+  list=$(gpu_list "${gpus}")
+  bitwise_case "bw-heat-48-device" $((48 * gpus)) "${heat_ref}" --gpus "${list}" \
+    -- "${heat[@]}" --placement device
+  bitwise_case "bw-heat-7-auto" 7 "${heat_ref}" --gpus "${list}" -- "${heat[@]}"
+  bitwise_case "bw-heat-13-device" 13 "${heat_ref}" --gpus "${list}" -- "${heat[@]}" \
+    --placement device
+  bitwise_case "bw-heat-13-mpi" 13 "${heat_ref}" --gpus "${list}" -- "${heat[@]}" --halo mpi
+  local thin=(--problem heat3d --n "64,48,1" --dtype double --steps 12)
+  local thin_ref=${out}/ref-thin.bin
+  stencil_run bw-thin-ref 1 --gpus 0 -- "${thin[@]}" --field-dump "${thin_ref}" || true
+  bitwise_case "bw-thin-7-device" 7 "${thin_ref}" --gpus "${list}" -- "${thin[@]}" \
+    --placement device
+  bitwise_case "bw-thin-4-y" 4 "${thin_ref}" --gpus "${list}" -- "${thin[@]}" --dims 1,4,1
   record bitwise "N ranks on 2..${gpus} GPUs = 1 rank" "$( ((bad == 0)) && echo ok || echo FAIL)" \
     "${ok} equal, ${bad} not"
   record bitwise "auto takes peer-ordered between GPUs" \
     "$(verdict grep -q 'peer-ordered' "${out}/bw-heat-2g-1-auto.log")" \
     "$(grep -m1 '  halo:' "${out}/bw-heat-2g-1-auto.log" | cut -c1-80)"
-  record bitwise "MPS left after the jobs" "$(verdict test "$(mps_left)" -eq 0)" ""
+  # The job's reaper stops its daemons once mpirun has returned: give it the kill stage's bound.
+  local waited=0
+  while (($(mps_left) > 0 && waited < 15)); do sleep 1; waited=$((waited + 1)); done
+  record bitwise "MPS gone after the jobs" "$(verdict test "$(mps_left)" -eq 0)" "${waited} s"
 }
 
 # bigbox_case TAG WHAT RANKS GPU_LIST APP_ARGS...: one big-box job that must run; the detail is
@@ -274,29 +294,45 @@ WRAPPER
 now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
+# last_start LOG T0_MS: ms from T0 to the last rank's app start (the stamps of write_stamp).
+last_start() { awk -v t0="$2" '/^app-start / { if ($2 - t0 > m) m = $2 - t0 } END { print m + 0 }' "$1"; }
+
+# The app of every start-up job: stamps its start (ms) on stderr, then runs the client.
+write_stamp() {
+  # shellcheck disable=SC2016 # the script's text, expanded when it runs
+  printf '%s\n' '#!/usr/bin/env bash' \
+    'printf "app-start %s\n" "$((${EPOCHREALTIME/./} / 1000))" >&2' 'exec "$@"' >"${work}/stamp.sh"
+  chmod 755 "${work}/stamp.sh"
+}
+
 stage_startup() {
   local ranks=$((16 * gpus)) round t0 p f dir client=${build}/bin/funnel_mps_client
-  local -a plain=() funnel=() pergpu=()
-  local g
+  local -a plain=() funnel=() pergpu=() plain_last=() funnel_last=()
+  local g stamp=${work}/stamp.sh
   write_plain_wrapper
+  write_stamp
   cd "${work}"
   for round in 1 2 3; do
     dir=${work}/plain-${round}
     t0=$(now_ms)
     PLAIN_DIR=${dir} PLAIN_GPUS=${gpus} timeout 300 mpirun -np "${ranks}" \
-      "${work}/plain-wrapper.sh" "${client}" --elements 1024 >"${out}/startup-plain-${round}.log" 2>&1 || true
+      "${work}/plain-wrapper.sh" "${stamp}" "${client}" --elements 1024 \
+      >"${out}/startup-plain-${round}.log" 2>&1 || true
     plain+=($(($(now_ms) - t0)))
+    plain_last+=("$(last_start "${out}/startup-plain-${round}.log" "${t0}")")
     CUDA_MPS_PIPE_DIRECTORY=${dir}/pipe nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
     while (($(mps_left) > 0)); do sleep 0.2; done
     t0=$(now_ms)
-    timeout 300 mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" -- "${client}" \
-      --elements 1024 >"${out}/startup-funnel-${round}.log" 2>&1 || true
+    timeout 300 mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" -- "${stamp}" \
+      "${client}" --elements 1024 >"${out}/startup-funnel-${round}.log" 2>&1 || true
     funnel+=($(($(now_ms) - t0)))
+    funnel_last+=("$(last_start "${out}/startup-funnel-${round}.log" "${t0}")")
     while (($(mps_left) > 0)); do sleep 0.2; done
     # The ten-line wrapper with a daemon per GPU, as funnel-run runs them (shown, not judged).
     t0=$(now_ms)
     PLAIN_DIR=${dir}-g PLAIN_GPUS=${gpus} PLAIN_PER_GPU=1 timeout 300 mpirun -np "${ranks}" \
-      "${work}/plain-wrapper.sh" "${client}" --elements 1024 >"${out}/startup-pergpu-${round}.log" 2>&1 || true
+      "${work}/plain-wrapper.sh" "${stamp}" "${client}" --elements 1024 \
+      >"${out}/startup-pergpu-${round}.log" 2>&1 || true
     pergpu+=($(($(now_ms) - t0)))
     for g in $(seq 0 $((gpus - 1))); do
       CUDA_MPS_PIPE_DIRECTORY=${dir}-g/g${g}/pipe nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
@@ -305,6 +341,8 @@ stage_startup() {
   done
   record startup "the same wrapper, one daemon per GPU" info \
     "median $(printf '%s\n' "${pergpu[@]}" | median) ms"
+  record startup "last rank's app start: funnel-run / wrapper" info \
+    "median $(printf '%s\n' "${funnel_last[@]}" | median) ms / $(printf '%s\n' "${plain_last[@]}" | median) ms after mpirun"
   p=$(printf '%s\n' "${plain[@]}" | median)
   f=$(printf '%s\n' "${funnel[@]}" | median)
   record startup "${ranks} ranks: funnel-run / plain wrapper" \
