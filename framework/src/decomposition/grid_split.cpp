@@ -114,39 +114,37 @@ bool feasible(const index3& global_cells, int halo, const std::array<int, 3>& di
   return true;
 }
 
-// Halo cells a largest box exchanges per step, with x-faces counted twice: an x-face is one
-// cell of every row (strided copies), y- and z-faces are contiguous runs.
-double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims) {
+// Halo cells a largest box exchanges per step with `faces[axis]` faces along each split axis,
+// x-faces counted twice: an x-face is one cell of every row (strided copies), y- and z-faces are
+// contiguous runs.
+double halo_cells(const index3& global_cells, const std::array<int, 3>& dims,
+                  const std::array<double, 3>& faces) {
   double extent[3];
   for (int axis = 0; axis < 3; ++axis) {
     extent[axis] = static_cast<double>(largest_extent(global_cells[axis], dims[axis]));
   }
-  double cost = 0.0;
-  for (int axis = 0; axis < 3; ++axis) {
-    if (dims[axis] == 1) continue;
-    const double face = extent[(axis + 1) % 3] * extent[(axis + 2) % 3];
-    cost += 2.0 * face * (axis == 0 ? 2.0 : 1.0);
-  }
-  return cost;
-}
-
-// Halo cells the busiest box exchanges with other ranks per step, x-faces counted twice as in
-// exchange_cost, but with only the faces a box has: along a non-periodic axis of 2 ranks each box
-// has one neighbour, not two. 1024^3 over 4 ranks: 1x2x2 boxes exchange 2 faces of 1024 x 512
-// cells, 1x1x4's inner boxes 2 of 1024 x 1024.
-double busiest_box_cells(const index3& global_cells, const std::array<int, 3>& dims,
-                         const std::array<bool, 3>& periodic) {
   double cells = 0.0;
   for (int axis = 0; axis < 3; ++axis) {
     if (dims[axis] == 1) continue;
-    const auto largest = [&](int a) {
-      return static_cast<double>(largest_extent(global_cells[a], dims[a]));
-    };
-    const double face = largest((axis + 1) % 3) * largest((axis + 2) % 3);
-    const double faces = periodic[axis] || dims[axis] >= 3 ? 2.0 : 1.0;
-    cells += faces * face * (axis == 0 ? 2.0 : 1.0);
+    const double face = extent[(axis + 1) % 3] * extent[(axis + 2) % 3];
+    cells += faces[axis] * face * (axis == 0 ? 2.0 : 1.0);
   }
   return cells;
+}
+
+// The split's cost: two faces along every split axis.
+double exchange_cost(const index3& global_cells, const std::array<int, 3>& dims) {
+  return halo_cells(global_cells, dims, {2.0, 2.0, 2.0});
+}
+
+// What the busiest box really exchanges: along a non-periodic axis of 2 ranks each box has one
+// neighbour, not two. 1024^3 over 4 ranks: 1x2x2 boxes exchange 2 faces of 1024 x 512 cells,
+// 1x1x4's inner boxes 2 of 1024 x 1024.
+double busiest_box_cells(const index3& global_cells, const std::array<int, 3>& dims,
+                         const std::array<bool, 3>& periodic) {
+  std::array<double, 3> faces{};
+  for (int axis = 0; axis < 3; ++axis) faces[axis] = periodic[axis] || dims[axis] >= 3 ? 2.0 : 1.0;
+  return halo_cells(global_cells, dims, faces);
 }
 
 // Whether `a` is a better split than `b` at equal exchange_cost: fewer ranks along x (strided
