@@ -322,7 +322,7 @@ case_number_forms() {
 # take_lock used to have a local of that name, which its nameref then set instead, so that rank
 # never gave the job's lock back.
 case_lock_identity() {
-  local lib=${here}/../../launch/lib dir=${work}/lockdir holder waiter rc=0
+  local lib=${here}/../../launch/lib dir=${work}/lockdir fifo=${work}/release holder waiter
   # lock_in DIR SECONDS: take_lock in a shell of its own; holds what it got for 2 s and says so.
   lock_in() {
     (
@@ -339,25 +339,46 @@ case_lock_identity() {
       fi
     )
   }
+  # How many descriptors of all processes have the lock file open; whether someone holds it.
+  # (find fails on processes that end while it looks.)
+  openers() { { find /proc/[0-9]*/fd -lname "${dir}/lock" 2>/dev/null || true; } | wc -l; }
+  # shellcheck disable=SC2317 # called through until_true
+  held_elsewhere() { ! flock -n "${dir}/lock" true; }
+  local before=0
+  # shellcheck disable=SC2317 # called through until_true
+  waiter_opened() { (($(openers) > before)); }
+  # until_true SECONDS COMMAND...: polls COMMAND; fails the case when it never holds.
+  until_true() {
+    local tries=$(($1 * 20))
+    shift
+    until "$@"; do
+      ((--tries > 0)) || { fail "never true: $*"; return 1; }
+      sleep 0.05
+    done
+  }
   mkdir -m 700 "${dir}"
   : >"${dir}/lock"
-  flock "${dir}/lock" sleep 3 &
+  mkfifo "${fifo}"
+  # The holder keeps the lock until the fifo is written; the waiter opens the lock file and waits.
+  flock "${dir}/lock" cat "${fifo}" >/dev/null &
   holder=$!
-  sleep 0.5
-  lock_in "${dir}" 10 >"${work}/waiter.out" &
+  until_true 30 held_elsewhere || return 0
+  before=$(openers)
+  lock_in "${dir}" 30 >"${work}/waiter.out" &
   waiter=$!
-  sleep 0.5
+  until_true 30 waiter_opened || return 0
+  # Now the file it waits on is replaced, and only then let go.
   mv "${dir}/lock" "${dir}/old-lock"
   : >"${dir}/lock"
   local new_inode
   new_inode=$(stat -c %i "${dir}/lock")
+  : >"${fifo}"
   wait "${holder}" || true
-  wait "${waiter}" || rc=$?
+  wait "${waiter}" || true
   expect_eq "a waiter on a lock replaced meanwhile holds the new one" "held ${new_inode}" \
     "$(cat "${work}/waiter.out")"
-  if [[ ${uid} == 0 ]] && command -v setpriv >/dev/null; then
-    rm -f "${dir}/lock"
-    : >"${dir}/lock"
+  # Taking the file away from this uid needs root (chown).
+  if [[ ${uid} == 0 ]]; then
     chown 4242 "${dir}/lock"
     expect_eq "a lock file of another uid is never held" refused "$(lock_in "${dir}" 1)"
   fi
