@@ -63,6 +63,13 @@ record() { table+=("$(printf '%-9s %-42s %-6s %s' "$1" "$2" "$3" "$4")"); }
 verdict() { if "$@"; then echo ok; else echo FAIL; fi; }
 gpu_list() { seq -s, 0 $(($1 - 1)); }
 mps_left() { pgrep -c -f 'nvidia-cuda-mps-(control|server)' || true; }
+# wait_mps_gone SECONDS: waits until no MPS process is left, at most SECONDS (a job's reaper stops
+# its daemons after mpirun has returned); prints the seconds waited, rounded up.
+wait_mps_gone() {
+  local steps=0
+  while (($(mps_left) > 0 && steps < $1 * 5)); do sleep 0.2; steps=$((steps + 1)); done
+  echo $(((steps + 4) / 5))
+}
 
 stage_build() {
   # shellcheck source=scripts/gpu/debs.sh
@@ -183,9 +190,8 @@ stage_bitwise() {
   record bitwise "auto takes peer-ordered between GPUs" \
     "$(verdict grep -q 'peer-ordered' "${out}/bw-heat-2g-1-auto.log")" \
     "$(grep -m1 '  halo:' "${out}/bw-heat-2g-1-auto.log" | cut -c1-80)"
-  # The job's reaper stops its daemons once mpirun has returned: give it the kill stage's bound.
-  local waited=0
-  while (($(mps_left) > 0 && waited < 15)); do sleep 1; waited=$((waited + 1)); done
+  local waited
+  waited=$(wait_mps_gone 15)
   record bitwise "MPS gone after the jobs" "$(verdict test "$(mps_left)" -eq 0)" "${waited} s"
 }
 
@@ -238,8 +244,8 @@ stage_kill() {
   wait "${job}" || rc=$?
   record kill "rank 1 (GPU 1) SIGKILLed: job ends" "$(verdict test -n "${victim}" -a "${rc}" -ne 0)" \
     "rc ${rc} after $((SECONDS - t0)) s; names rank 1: $(grep -c 'rank 1' "${out}/kill.log") lines"
-  local waited=0
-  while (($(mps_left) > 0 && waited < 15)); do sleep 1; waited=$((waited + 1)); done
+  local waited
+  waited=$(wait_mps_gone 15)
   record kill "MPS gone after the job" "$(verdict test "$(mps_left)" -eq 0)" "${waited} s"
 }
 
@@ -256,14 +262,13 @@ stage_teardown() {
   local t=0
   while ((t < 10)); do sleep 1; t=$((t + 1)); done
   left10=$(mps_left)
-  local waited=10
-  while (($(mps_left) > 0 && waited < 40)); do sleep 1; waited=$((waited + 1)); done
+  local waited
+  waited=$((10 + $(wait_mps_gone 30)))
   record teardown "kill -9 mpirun, ${ranks} ranks: MPS at 10 s" \
     "$(verdict test "${left10}" -eq 0 -a "${running}" -eq 1)" \
     "${left10} MPS processes at 10 s; none after ${waited} s"
   pkill -KILL -f "${stencil}" 2>/dev/null || true
-  waited=0
-  while (($(mps_left) > 0 && waited < 30)); do sleep 1; waited=$((waited + 1)); done
+  wait_mps_gone 30 >/dev/null
 }
 
 # A ten-line site wrapper, what funnel-run's start-up is compared with: local rank 0 starts one
@@ -296,7 +301,9 @@ now_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 
 # last_start LOG T0_MS: ms from T0 to the last rank's app start (the stamps of write_stamp).
-last_start() { awk -v t0="$2" '/^app-start / { if ($2 - t0 > m) m = $2 - t0 } END { print m + 0 }' "$1"; }
+last_start() {
+  awk -v t0="$2" '/^app-start / { if ($2 - t0 > m) m = $2 - t0 } END { print m + 0 }' "$1"
+}
 
 # The app of every start-up job: stamps its start (ms) on stderr, then runs the client.
 write_stamp() {
@@ -317,56 +324,56 @@ write_listing_shim() {
   chmod 755 "${work}/shim/nvidia-smi"
 }
 
+# startup_job TAG ROUND COMMAND...: one start-up job (its log startup-TAG-ROUND.log); appends its
+# wall time to wall[TAG] and when its last rank's app started to last[TAG] (ms, stage_startup's).
+startup_job() {
+  local tag=$1 round=$2 t0 log
+  shift 2
+  log=${out}/startup-${tag}-${round}.log
+  t0=$(now_ms)
+  timeout 300 "$@" >"${log}" 2>&1 || true
+  wall[${tag}]+=" $(($(now_ms) - t0))"
+  last[${tag}]+=" $(last_start "${log}" "${t0}")"
+}
+
+# median_of "N N ...": the median of a list of numbers.
+median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
+
 stage_startup() {
-  local ranks=$((16 * gpus)) round t0 p f dir client=${build}/bin/funnel_mps_client
-  local -a plain=() funnel=() pergpu=() plain_last=() funnel_last=() shim=() shim_last=()
-  local g stamp=${work}/stamp.sh
+  local ranks=$((16 * gpus)) round p f dir g client=${build}/bin/funnel_mps_client
+  local -A wall=() last=()
+  local -a app=("${work}/stamp.sh" "${client}" --elements 1024)
+  local -a funnel_run=(mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" --)
   write_plain_wrapper
   write_stamp
   write_listing_shim
   cd "${work}"
   for round in 1 2 3; do
     dir=${work}/plain-${round}
-    t0=$(now_ms)
-    PLAIN_DIR=${dir} PLAIN_GPUS=${gpus} timeout 300 mpirun -np "${ranks}" \
-      "${work}/plain-wrapper.sh" "${stamp}" "${client}" --elements 1024 \
-      >"${out}/startup-plain-${round}.log" 2>&1 || true
-    plain+=($(($(now_ms) - t0)))
-    plain_last+=("$(last_start "${out}/startup-plain-${round}.log" "${t0}")")
+    startup_job plain "${round}" env PLAIN_DIR="${dir}" PLAIN_GPUS="${gpus}" \
+      mpirun -np "${ranks}" "${work}/plain-wrapper.sh" "${app[@]}"
     CUDA_MPS_PIPE_DIRECTORY=${dir}/pipe nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
-    while (($(mps_left) > 0)); do sleep 0.2; done
-    t0=$(now_ms)
-    timeout 300 mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" -- "${stamp}" \
-      "${client}" --elements 1024 >"${out}/startup-funnel-${round}.log" 2>&1 || true
-    funnel+=($(($(now_ms) - t0)))
-    funnel_last+=("$(last_start "${out}/startup-funnel-${round}.log" "${t0}")")
-    while (($(mps_left) > 0)); do sleep 0.2; done
+    wait_mps_gone 60 >/dev/null
+    startup_job funnel "${round}" "${funnel_run[@]}" "${app[@]}"
+    wait_mps_gone 60 >/dev/null
     # funnel-run with every rank's nvidia-smi -L answered from one listing (shown, not judged).
-    t0=$(now_ms)
-    PATH=${work}/shim:${PATH} timeout 300 mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" \
-      -- "${stamp}" "${client}" --elements 1024 >"${out}/startup-shim-${round}.log" 2>&1 || true
-    shim+=($(($(now_ms) - t0)))
-    shim_last+=("$(last_start "${out}/startup-shim-${round}.log" "${t0}")")
-    while (($(mps_left) > 0)); do sleep 0.2; done
+    startup_job shim "${round}" env PATH="${work}/shim:${PATH}" "${funnel_run[@]}" "${app[@]}"
+    wait_mps_gone 60 >/dev/null
     # The ten-line wrapper with a daemon per GPU, as funnel-run runs them (shown, not judged).
-    t0=$(now_ms)
-    PLAIN_DIR=${dir}-g PLAIN_GPUS=${gpus} PLAIN_PER_GPU=1 timeout 300 mpirun -np "${ranks}" \
-      "${work}/plain-wrapper.sh" "${stamp}" "${client}" --elements 1024 \
-      >"${out}/startup-pergpu-${round}.log" 2>&1 || true
-    pergpu+=($(($(now_ms) - t0)))
+    startup_job pergpu "${round}" env PLAIN_DIR="${dir}-g" PLAIN_GPUS="${gpus}" PLAIN_PER_GPU=1 \
+      mpirun -np "${ranks}" "${work}/plain-wrapper.sh" "${app[@]}"
     for g in $(seq 0 $((gpus - 1))); do
       CUDA_MPS_PIPE_DIRECTORY=${dir}-g/g${g}/pipe nvidia-cuda-mps-control <<<quit >/dev/null 2>&1 || true
     done
-    while (($(mps_left) > 0)); do sleep 0.2; done
+    wait_mps_gone 60 >/dev/null
   done
-  record startup "the same wrapper, one daemon per GPU" info \
-    "median $(printf '%s\n' "${pergpu[@]}" | median) ms"
+  record startup "the same wrapper, one daemon per GPU" info "median $(median_of "${wall[pergpu]}") ms"
   record startup "last rank's app start: funnel-run / wrapper" info \
-    "median $(printf '%s\n' "${funnel_last[@]}" | median) ms / $(printf '%s\n' "${plain_last[@]}" | median) ms after mpirun"
+    "median $(median_of "${last[funnel]}") ms / $(median_of "${last[plain]}") ms after mpirun"
   record startup "funnel-run, nvidia-smi -L from one listing" info \
-    "median $(printf '%s\n' "${shim[@]}" | median) ms; last app start $(printf '%s\n' "${shim_last[@]}" | median) ms"
-  p=$(printf '%s\n' "${plain[@]}" | median)
-  f=$(printf '%s\n' "${funnel[@]}" | median)
+    "median $(median_of "${wall[shim]}") ms; last app start $(median_of "${last[shim]}") ms"
+  p=$(median_of "${wall[plain]}")
+  f=$(median_of "${wall[funnel]}")
   record startup "${ranks} ranks: funnel-run / plain wrapper" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { print (f <= p) ? "met" : "unmet" }')" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { printf "%.2fx (median %d ms vs %d ms)", f / p, f, p }')"
