@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # The rank's binding: its node-local rank, its GPU (by policy), whether MPS serves it and the
-# per-client settings. Reads the launcher's variables, nvidia-smi and CUDA_VISIBLE_DEVICES; writes
-# nothing. docs/funnel-run.md explains the choices.
+# per-client settings. Reads the launcher's variables, nvidia-smi (through the listing a launch's
+# ranks share, jobdir.sh) and CUDA_VISIBLE_DEVICES; writes nothing itself. docs/funnel-run.md
+# explains the choices.
 # shellcheck source=SCRIPTDIR/state.sh
 source "${BASH_SOURCE[0]%/*}/state.sh"
 
@@ -109,8 +110,9 @@ discover_gpus() {
     note "nvidia-smi not found: no GPU"
     return 0
   fi
-  local listing
-  if ! listing=$(nvidia-smi -L 2>&1); then
+  local listing listing_status
+  gpu_listing listing_status listing
+  if ((listing_status != 0)); then
     warn "nvidia-smi -L failed (${listing%%$'\n'*}): running without a GPU"
     return 0
   fi

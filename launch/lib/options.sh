@@ -104,8 +104,9 @@ Other environment variables:
                             and never stops it.
 
 Job directories: each job (step) gets one private directory per node,
-<tmpdir>/funnel-run-<uid>-<tag>, holding the MPS pipes, logs and rank records, and the directory the
-app gets as FUNNEL_RUN_DIR. <tag> is 16 hex digits of sha256(a secret kept in
+<tmpdir>/funnel-run-<uid>-<tag>, holding the MPS pipes, logs and rank records, the GPU listing
+(nvidia-smi -L, run once for the ranks of a launch), and the directory the app gets as
+FUNNEL_RUN_DIR. <tag> is 16 hex digits of sha256(a secret kept in
 \$HOME/.funnel/secret, the job key), so nobody else can take the name first; a job key that
 comes again (a fixed --step) passes over a name another user took since it was seen, to the
 next of ${JOB_DIR_NAMES} names of that key. Without a usable \$HOME the name is the job key itself. A

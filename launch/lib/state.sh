@@ -34,6 +34,9 @@ readonly LAUNCH_MARGIN_US=1000000
 readonly LAUNCH_WAIT_US=10000000
 # Names a job key may take (see choose_job_dir): others that another user took are passed over.
 readonly JOB_DIR_NAMES=16
+# How long a rank waits for the GPU listing that another rank of its launch is making (see
+# gpu_listing) before it runs nvidia-smi itself. Hundredths of a second.
+readonly LISTING_WAIT_CS=500
 # The MPS pipe is a Unix socket; its path must fit sockaddr_un (108 bytes with the terminator).
 readonly MAX_PIPE_PATH=100
 readonly MPS_PID_FILE=nvidia-cuda-mps-control.pid
@@ -89,6 +92,8 @@ job_dir=""       # <tmpdir>/funnel-run-<uid>-<tag>
 job_dir_private=1 # 0 when the job directory's name is the predictable job key (no usable $HOME)
 inst_dir=""      # this rank's GPU directory in the job directory, when the job runs its own daemon
 registered=""    # this rank's registration file (…/ranks/<pid>.wrapper) once written
+listing_claimed="" # the GPU listing this rank makes for its launch (gpu_listing), until it registers
+listing_child=""   # the nvidia-smi that makes it, while it runs
 job_lock_fd=""   # held while this rank registers in its job directory
 inst_lock_fd=""  # held while this rank starts or joins its GPU's daemon
 

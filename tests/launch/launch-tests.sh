@@ -384,6 +384,111 @@ case_lock_identity() {
   fi
 }
 
+# The GPU listing a launch's ranks share (gpu_listing): one nvidia-smi -L per launch and node;
+# a planted or foreign listing is never read; a signal while it is made, or a job refused after
+# it, leaves nothing.
+case_gpu_listing() {
+  export FAKE_GPU_COUNT=2 FAKE_MPS_START_DELAY=0
+  local lib=${here}/../../launch/lib f rc out
+  FAKE_NVIDIA_LIST_DELAY=0.3 mpi 8 -- "${FAKE_APP}"
+  expect_eq "8 ranks: one listing" 1 "$(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}")"
+  expect_eq "8 ranks: every app ran" 8 "$(app_files | wc -l)"
+  for f in $(app_files); do
+    expect_eq "$(basename "${f}"): its GPU by round-robin" \
+      "$(uuid_of $(($(app_value "${f}" FUNNEL_LOCAL_RANK) % 2)))" "$(app_value "${f}" FUNNEL_GPU_UUID)"
+  done
+  expect "8 ranks: nothing left" torn_down
+
+  # The functions themselves, on listings planted in a job directory; each call in a shell of its
+  # own says "STATUS CALLS FIRST-LINE" (CALLS: the nvidia-smi -L it ran).
+  local dir=${work}/listing-job
+  listing() {
+    (
+      set +e
+      # shellcheck source=/dev/null # funnel-run's parts, checked on their own
+      source "${lib}/state.sh" && source "${lib}/messages.sh" && source "${lib}/files.sh" &&
+        source "${lib}/jobdir.sh"
+      # shellcheck disable=SC2034 # read by the functions sourced above
+      local_size=2 job_dir=${dir}
+      local before status text
+      before=$(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}")
+      gpu_listing status text
+      trap - EXIT # as the rank's start-up does next: the listing stays for the others
+      echo "${status} $(($(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}") - before)) ${text%%$'\n'*}"
+    )
+  }
+  # The name gpu_listing uses in such a shell (its launcher: this script's parent, the PPID of
+  # every subshell), and the control group line it writes.
+  local start name cgroup
+  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/${PPID}/stat")"
+  name=${dir}/gpus.${PPID}.${start[19]}
+  cgroup=$(tr '\n' ';' <"/proc/self/cgroup")
+  cgroup=${cgroup%;}
+  local fake0 planted="GPU 0: planted (UUID: GPU-00000000-0000-0000-0000-000000000bad)"
+  fake0="GPU 0: NVIDIA H100 80GB HBM3 (fake) (UUID: $(uuid_of 0))"
+  expect_eq "no listing yet: this rank makes it" "0 1 ${fake0}" "$(listing)"
+  expect "and leaves it for the launch's other ranks" test -f "${name}"
+  expect_eq "the next rank reads it" "0 0 ${fake0}" "$(listing)"
+  printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${name}"
+  expect_eq "a listing of ours in our control group is read" "0 0 ${planted}" "$(listing)"
+  printf '%s\n0\n%s\n' "0::/another/group" "${planted}" >"${name}"
+  expect_eq "a listing made in another control group is not" "0 1 ${fake0}" "$(listing)"
+  printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${work}/elsewhere"
+  rm -f "${name}"
+  ln -s "${work}/elsewhere" "${name}"
+  expect_eq "a link is not a listing" "0 1 ${fake0}" "$(listing)"
+  rm -f "${name}"
+  cp "${work}/elsewhere" "${name}"
+  chmod 755 "${dir}"
+  expect_eq "nor one in a job directory others may enter" "0 1 ${fake0}" "$(listing)"
+  chmod 700 "${dir}"
+  if [[ ${uid} == 0 ]]; then
+    chown 4242 "${name}"
+    expect_eq "nor one of another uid" "0 1 ${fake0}" "$(listing)"
+  fi
+  # Claimed by another rank: wait for its answer.
+  rm -rf "${dir}"
+  mkdir -m 700 "${dir}"
+  : >"${name}.claim"
+  (sleep 0.5 && printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${name}.tmp" &&
+    mv "${name}.tmp" "${name}") &
+  expect_eq "claimed by another rank: its answer, when it comes" "0 0 ${planted}" "$(listing)"
+  wait
+  # A failing nvidia-smi: its status and line are shared as they are.
+  rm -rf "${dir}"
+  expect_eq "a failed listing is shared as it failed" "6 1 No devices were found" \
+    "$(FAKE_GPU_COUNT=0 listing)"
+  expect_eq "by every rank" "6 0 No devices were found" "$(listing)"
+  rm -rf "${dir}"
+
+  # A job refused after the listing: the one line, and nothing left. (The rank that made the
+  # listing takes it away as it fails, and a rank that comes later lists again.)
+  rc=0
+  out=$(timeout 100 "${MPIEXEC}" --oversubscribe -np 6 "${FUNNEL_RUN}" --gpus 7 -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "refused: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
+  expect_eq "refused: one line" 1 "$(grep -c 'GPU index 7 does not exist' <<<"${out}")"
+  expect "refused: nothing left" torn_down
+
+  # SIGKILL of the whole launch while the listing is made, as Open MPI ends ranks it is still
+  # starting: no trap runs, so the reaper the claiming rank started removes it.
+  : >"${FAKE_NVIDIA_LOG}"
+  FAKE_NVIDIA_LIST_DELAY=3 FUNNEL_JOB_ID=listkill$$ mpi_bg 4 -- sleep 6
+  local deadline=$((SECONDS + 30))
+  until grep -q 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  expect "a rank claimed the listing" test -n "$(find "${FUNNEL_TMPDIR}" -name 'gpus.*.claim')"
+  kill -KILL "${launcher}" $(pgrep -f -- "${FUNNEL_RUN} -- sleep 6") 2>/dev/null || true
+  wait "${launcher}" 2>/dev/null || true
+  expect "SIGKILLed while listing: nothing left" torn_down 30
+
+  # mpirun signalled while the listing is made (NVML slow), while the others wait, or after.
+  local delay
+  for delay in 050 150 300 500 700 900; do
+    FAKE_NVIDIA_LIST_DELAY=0.6 FUNNEL_JOB_ID=listing$$.${delay} timeout -s TERM "0.${delay}" \
+      "${MPIEXEC}" --oversubscribe -np 4 "${FUNNEL_RUN}" -- sleep 3 >/dev/null 2>&1 || true
+  done
+  expect "signalled while listing: nothing left" torn_down 30
+}
+
 # Signals at every moment of start-up (a launcher's whole process group, as timeout sends them):
 # whatever the rank reached, no job directory, daemon or reaper is left. Before, a signal between
 # the directory's creation and its reaper's start (or one that reached the reaper before setsid)
