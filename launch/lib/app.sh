@@ -79,6 +79,19 @@ forward_signal() {
   if [[ -n ${child} ]]; then kill -s "$1" "${child}" 2>/dev/null || true; fi
 }
 
+# The set-up begins (before setup_job: in main, or in gpu_listing for a rank that registers while
+# it lists the GPUs): from here on a signal ends the rank (abort_startup) and the reaper the job.
+begin_setup() {
+  ((!setup_begun)) || return 0
+  setup_begun=1
+  exec {msg_fd}>&2
+  trap 'abort_startup SIGTERM 143' TERM
+  trap 'abort_startup SIGINT 130' INT
+  trap 'abort_startup SIGHUP 129' HUP
+  trap '' USR1 USR2
+  trap leave_startup EXIT
+}
+
 # Any exit during start-up (abort_startup, a die, or a signal trap that bash dropped): when no
 # reaper runs for the job directory (the signal came before one was started, or stopped the one
 # being started), this rank starts one, so that the directory does not outlive the job. Bash

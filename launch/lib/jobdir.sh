@@ -82,29 +82,33 @@ choose_job_dir() {
 # gpu_listing STATUS_VAR TEXT_VAR: the exit status and output of `nvidia-smi -L`. NVML's start-up
 # is slow, and slower still when every rank of a dense node starts it at once
 # (docs/funnel-run.md, "The GPU listing"), so the ranks of one launch on a node (children of the
-# same launcher process, in the same control group) share one listing: the first to claim it runs
-# nvidia-smi and leaves the answer in the job directory, the others wait for it there. Anything
-# else (a single rank, a dry run, a job directory that is not ours, no answer in time) makes the
-# rank run nvidia-smi itself, as before; so does a listing made in another control group, whose
-# devices may differ.
+# same launcher process, in the same control group) share one listing in the job directory. A
+# rank that finds none there registers in the job first (setup_job: from then on the job's reaper
+# removes whatever the rank leaves, however it ends), then either claims the listing and makes it,
+# or waits for the rank that claimed it while that rank lives. A single rank, a dry run, a job
+# directory with a predictable name, or no answer in time: the rank asks nvidia-smi itself; so does
+# a rank in another control group, whose devices may differ.
 gpu_listing() {
   local listing_file_ listing_cgroup_="" listing_waited_
-  if ((local_size > 1 && !opt_dry_run)) && listing_file_of listing_file_; then
+  if ((local_size > 1 && !opt_dry_run && job_dir_private)) && listing_file_of listing_file_; then
     { read -r -d '' listing_cgroup_ <"/proc/${BASHPID}/cgroup"; } 2>/dev/null || true
     listing_cgroup_=${listing_cgroup_//$'\n'/;}
   fi
   if [[ -n ${listing_cgroup_} ]]; then
     if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
+    begin_setup
+    setup_job
+    if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
     if claim_listing "${listing_file_}"; then
-      make_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"
+      run_gpu_listing "$1" "$2"
+      write_file "${listing_file_}" "${listing_cgroup_}"$'\n'"${!1}"$'\n'"${!2}"
       return 0
     fi
-    # Another rank is listing: its answer comes within NVML's start-up, unless that rank ends
-    # first (its claim goes with it). A signal ends the wait and the rank, which wrote nothing.
-    for ((listing_waited_ = 0; listing_waited_ < LISTING_WAIT_CS; listing_waited_++)); do
-      sleep 0.01
+    # Claimed by another rank: its answer comes within NVML's start-up, unless it ends first.
+    for ((listing_waited_ = 0; listing_waited_ < LISTING_WAIT_CS; listing_waited_ += 2)); do
+      sleep 0.02
       if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
-      [[ -e ${listing_file_}.claim ]] || break
+      recorded_alive "${listing_file_}.claim" || break
     done
   fi
   run_gpu_listing "$1" "$2"
@@ -116,23 +120,6 @@ run_gpu_listing() {
   run_status_=0
   # shellcheck disable=SC2034 # a nameref: the caller's variable
   run_text_=$(nvidia-smi -L 2>&1) || run_status_=$?
-}
-
-# make_listing FILE CGROUP STATUS_VAR TEXT_VAR: nvidia-smi -L into the claimed FILE. It runs in
-# the background and the rank waits for it with `wait`, which a signal interrupts: the signal's
-# trap then runs at once, not when NVML is done, which may be after the launcher's SIGKILL.
-make_listing() {
-  local -n make_status_=$3 make_text_=$4
-  make_status_=0
-  nvidia-smi -L >"$1.out" 2>&1 &
-  listing_child=$!
-  wait "${listing_child}" || make_status_=$?
-  listing_child=""
-  make_text_=""
-  { IFS= read -r -d '' make_text_ <"$1.out"; } 2>/dev/null || true
-  make_text_=${make_text_%$'\n'}
-  rm -f -- "$1.out"
-  write_file "$1" "$2"$'\n'"${make_status_}"$'\n'"${make_text_}"
 }
 
 # listing_file_of VAR: the launch's listing in the job directory, gpus.<launcher's pid>.<its start>.
@@ -163,48 +150,12 @@ read_listing() {
   read_text_=${read_all_%$'\n'}
 }
 
-# claim_listing FILE: true when this rank is the one to make FILE (it made FILE.claim, its process
-# record). From the claim on, until the start-up's own traps replace these, a signal or an exit
-# removes what the claim made (drop_listing). Against what no trap sees (a launcher that SIGKILLs
-# its ranks while it still starts them does), a rank that made the job directory starts the job's
-# reaper at once: it counts a live claim as a live rank.
+# claim_listing FILE: true when this rank (registered in the job) is the one to make FILE: it made
+# FILE.claim, its process record, which the ranks that wait read to know it still lives.
 claim_listing() {
-  trap 'listing_signal TERM' TERM
-  trap 'listing_signal INT' INT
-  trap 'listing_signal HUP' HUP
-  trap drop_listing EXIT
-  local made_dir_=0 claim_start_=0
-  if mkdir -m 700 -- "${job_dir}" 2>/dev/null; then made_dir_=1; fi
+  local claim_start_=0
   start_time_of $$ claim_start_ || true
-  if is_private_dir "${job_dir}" && create_new "$1.claim" "$$ ${claim_start_}"; then
-    listing_claimed=$1
-    # A directory made here holds nothing of an earlier job that setup_job would look at first.
-    if ((made_dir_)); then start_reaper; fi
-    return 0
-  fi
-  trap - TERM INT HUP EXIT
-  if ((made_dir_)); then rmdir -- "${job_dir}" 2>/dev/null || true; fi
-  return 1
-}
-
-# Removes the listing this rank claimed, and the job directory when nothing else is in it, unless
-# the rank has registered (then the job's reaper removes the directory).
-# shellcheck disable=SC2317 # called by trap
-drop_listing() {
-  if [[ -n ${listing_child} ]]; then kill "${listing_child}" 2>/dev/null || true; fi
-  if [[ -n ${listing_claimed} && -z ${registered} ]]; then
-    rm -f -- "${listing_claimed}" "${listing_claimed}.claim" "${listing_claimed}.out"
-    rmdir -- "${job_dir}" 2>/dev/null || true
-  fi
-  listing_claimed=""
-}
-
-# A signal before the start-up's own traps: drop the listing, then end as the signal would.
-# shellcheck disable=SC2317 # called by trap
-listing_signal() {
-  drop_listing
-  trap - "$1" EXIT
-  kill -s "$1" "${BASHPID}"
+  create_new "$1.claim" "$$ ${claim_start_}"
 }
 
 # Prints the GPU's part of the name: its index and the UUID's first 8 hex digits, unique on a
@@ -212,15 +163,6 @@ listing_signal() {
 gpu_tag() {
   local hex=${all_uuid[my_gpu]#GPU-}
   echo "g${all_index[my_gpu]}-${hex:0:8}"
-}
-
-# True when a rank of job directory $1 that claimed a GPU listing (gpu_listing) still lives.
-any_live_claim() {
-  local claim
-  for claim in "$1"/gpus.*.claim; do
-    if recorded_alive "${claim}"; then return 0; fi
-  done
-  return 1
 }
 
 # True when a registered rank of job directory $1 still lives (its wrapper or its app); the
@@ -249,6 +191,7 @@ deregister_rank() {
 # From here on a signal or a failure leaves the teardown to the reaper.
 setup_job() {
   local owner start
+  [[ -z ${registered} ]] || return 0 # registered already, while it listed the GPUs (gpu_listing)
   if ((!job_dir_private)) && owner=$(stat -c %u -- "${job_dir}" 2>/dev/null) &&
     [[ ${owner} != "${uid}" ]]; then
     die "'${job_dir}' belongs to uid ${owner}: another user took this predictable name. Give" \

@@ -65,9 +65,6 @@ settle_sleep() {
 startup_exit() {
   local code=$1 now until size
   release_locks
-  # First, while the launcher lets the rank be: once a rank of the job has exited, it may kill the
-  # others at any moment.
-  drop_listing
   if ((under_launcher)); then
     size=$((local_size > 1 ? local_size : peeked_size))
     until node_launched "${size}" || ((${EPOCHREALTIME/./} - started_us > LAUNCH_WAIT_US)); do

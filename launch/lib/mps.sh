@@ -190,8 +190,8 @@ start_reaper() {
   )
 }
 
-# Watches job directory $1 until no registered rank (nor one making the GPU listing) is alive, then
-# stops its daemons and removes the directory. Runs detached (setsid) so that nothing killing the ranks kills it.
+# Watches job directory $1 until no registered rank is alive, then stops its daemons and removes
+# the directory. Runs detached (setsid) so that nothing killing the ranks kills it.
 reap() {
   local dir=$1 lock_fd pid start
   trap '' HUP INT TERM USR1 USR2
@@ -208,8 +208,7 @@ reap() {
       release_lock "${lock_fd}"
       exit 0
     fi
-    # (A rank making the GPU listing counts: it registers once its plan is complete.)
-    if ! any_live_rank "${dir}" && ! any_live_claim "${dir}"; then
+    if ! any_live_rank "${dir}"; then
       echo "$(date '+%F %T') no live rank: stopping the job's MPS daemons and removing ${dir}"
       report_in_reaper "${dir}"
       stop_job "${dir}" all

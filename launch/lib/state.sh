@@ -34,7 +34,7 @@ readonly LAUNCH_MARGIN_US=1000000
 readonly LAUNCH_WAIT_US=10000000
 # Names a job key may take (see choose_job_dir): others that another user took are passed over.
 readonly JOB_DIR_NAMES=16
-# How long a rank waits for the GPU listing that another rank of its launch is making (see
+# How long a rank waits for the GPU listing that another (live) rank of its launch is making (see
 # gpu_listing) before it runs nvidia-smi itself. Hundredths of a second.
 readonly LISTING_WAIT_CS=500
 # The MPS pipe is a Unix socket; its path must fit sockaddr_un (108 bytes with the terminator).
@@ -46,7 +46,8 @@ started_us=${EPOCHREALTIME/./} # when this rank started, microseconds
 speaker=1        # 1 on the rank that reports what every rank of its node sees alike (local rank 0)
 under_launcher=0 # 1 when srun/mpirun/... started this rank (peek_launcher)
 peeked_size=0    # the node's rank count as the launcher's variables say it, before they are checked
-msg_fd=2         # where start-up messages go: the stderr the rank started with (main saves it)
+msg_fd=2         # where start-up messages go: the stderr the rank started with (begin_setup saves it)
+setup_begun=0    # 1 once begin_setup has set the start-up's traps
 settle_pid=""    # the sleep of settle_sleep, killed when a signal ends the wait
 
 # ---- options (options.sh: read_environment, then parse_args, then validate_options) -------------
@@ -92,8 +93,6 @@ job_dir=""       # <tmpdir>/funnel-run-<uid>-<tag>
 job_dir_private=1 # 0 when the job directory's name is the predictable job key (no usable $HOME)
 inst_dir=""      # this rank's GPU directory in the job directory, when the job runs its own daemon
 registered=""    # this rank's registration file (…/ranks/<pid>.wrapper) once written
-listing_claimed="" # the GPU listing this rank makes for its launch (gpu_listing), until it registers
-listing_child=""   # the nvidia-smi that makes it, while it runs
 job_lock_fd=""   # held while this rank registers in its job directory
 inst_lock_fd=""  # held while this rank starts or joins its GPU's daemon
 

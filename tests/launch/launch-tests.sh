@@ -390,7 +390,7 @@ case_lock_identity() {
 case_gpu_listing() {
   export FAKE_GPU_COUNT=2 FAKE_MPS_START_DELAY=0
   local lib=${here}/../../launch/lib f rc out
-  FAKE_NVIDIA_LIST_DELAY=0.3 mpi 8 -- "${FAKE_APP}"
+  FAKE_APP_SLEEP=1 FAKE_NVIDIA_LIST_DELAY=0.3 mpi 8 -- "${FAKE_APP}"
   expect_eq "8 ranks: one listing" 1 "$(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}")"
   expect_eq "8 ranks: every app ran" 8 "$(app_files | wc -l)"
   for f in $(app_files); do
@@ -400,7 +400,8 @@ case_gpu_listing() {
   expect "8 ranks: nothing left" torn_down
 
   # The functions themselves, on listings planted in a job directory; each call in a shell of its
-  # own says "STATUS CALLS FIRST-LINE" (CALLS: the nvidia-smi -L it ran).
+  # own says "STATUS CALLS FIRST-LINE" (CALLS: the nvidia-smi -L it ran). Registering in the job
+  # (setup_job, tested by the cases above) is only the directory here.
   local dir=${work}/listing-job
   listing() {
     (
@@ -408,52 +409,70 @@ case_gpu_listing() {
       # shellcheck source=/dev/null # funnel-run's parts, checked on their own
       source "${lib}/state.sh" && source "${lib}/messages.sh" && source "${lib}/files.sh" &&
         source "${lib}/jobdir.sh"
+      # shellcheck disable=SC2317 # called by gpu_listing
+      begin_setup() { :; }
+      # shellcheck disable=SC2317
+      setup_job() { [[ -d ${job_dir} ]] || mkdir -m 700 "${job_dir}"; }
       # shellcheck disable=SC2034 # read by the functions sourced above
-      local_size=2 job_dir=${dir}
+      local_size=2 job_dir=${dir} job_dir_private=${private:-1}
       local before status text
       before=$(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}")
       gpu_listing status text
-      trap - EXIT # as the rank's start-up does next: the listing stays for the others
       echo "${status} $(($(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}") - before)) ${text%%$'\n'*}"
     )
   }
+  fresh() { rm -rf "${dir}" && mkdir -m 700 "${dir}"; }
   # The name gpu_listing uses in such a shell (its launcher: this script's parent, the PPID of
-  # every subshell), and the control group line it writes.
-  local start name cgroup
+  # every subshell), the control group line it writes, and a claim of a live rank (this script).
+  local start name cgroup live_claim
   read -r -a start <<<"$(cut -d ')' -f 2- "/proc/${PPID}/stat")"
   name=${dir}/gpus.${PPID}.${start[19]}
+  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/$$/stat")"
+  live_claim="$$ ${start[19]}"
   cgroup=$(tr '\n' ';' <"/proc/self/cgroup")
   cgroup=${cgroup%;}
   local fake0 planted="GPU 0: planted (UUID: GPU-00000000-0000-0000-0000-000000000bad)"
   fake0="GPU 0: NVIDIA H100 80GB HBM3 (fake) (UUID: $(uuid_of 0))"
+  rm -rf "${dir}"
   expect_eq "no listing yet: this rank makes it" "0 1 ${fake0}" "$(listing)"
   expect "and leaves it for the launch's other ranks" test -f "${name}"
   expect_eq "the next rank reads it" "0 0 ${fake0}" "$(listing)"
+  fresh
   printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${name}"
   expect_eq "a listing of ours in our control group is read" "0 0 ${planted}" "$(listing)"
+  fresh
   printf '%s\n0\n%s\n' "0::/another/group" "${planted}" >"${name}"
   expect_eq "a listing made in another control group is not" "0 1 ${fake0}" "$(listing)"
+  fresh
   printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${work}/elsewhere"
-  rm -f "${name}"
   ln -s "${work}/elsewhere" "${name}"
   expect_eq "a link is not a listing" "0 1 ${fake0}" "$(listing)"
-  rm -f "${name}"
+  fresh
   cp "${work}/elsewhere" "${name}"
   chmod 755 "${dir}"
   expect_eq "nor one in a job directory others may enter" "0 1 ${fake0}" "$(listing)"
-  chmod 700 "${dir}"
   if [[ ${uid} == 0 ]]; then
+    fresh
+    cp "${work}/elsewhere" "${name}"
     chown 4242 "${name}"
     expect_eq "nor one of another uid" "0 1 ${fake0}" "$(listing)"
   fi
-  # Claimed by another rank: wait for its answer.
+  # A predictable job directory name (no usable $HOME): nothing is shared.
   rm -rf "${dir}"
-  mkdir -m 700 "${dir}"
-  : >"${name}.claim"
+  expect_eq "a predictable name: the rank lists alone" "0 1 ${fake0}" "$(private=0 listing)"
+  expect "and writes nothing" test ! -e "${dir}"
+  # Claimed by a live rank: its answer, when it comes. By a rank that is gone: list at once.
+  fresh
+  printf '%s\n' "${live_claim}" >"${name}.claim"
   (sleep 0.5 && printf '%s\n0\n%s\n' "${cgroup}" "${planted}" >"${name}.tmp" &&
     mv "${name}.tmp" "${name}") &
-  expect_eq "claimed by another rank: its answer, when it comes" "0 0 ${planted}" "$(listing)"
+  expect_eq "claimed by a live rank: its answer, when it comes" "0 0 ${planted}" "$(listing)"
   wait
+  fresh
+  printf '999999999 1\n' >"${name}.claim"
+  SECONDS=0
+  expect_eq "claimed by a rank that is gone: the rank lists alone" "0 1 ${fake0}" "$(listing)"
+  expect "without waiting for it (< 4 s of the 5 s)" test "${SECONDS}" -lt 4
   # A failing nvidia-smi: its status and line are shared as they are.
   rm -rf "${dir}"
   expect_eq "a failed listing is shared as it failed" "6 1 No devices were found" \
@@ -461,8 +480,8 @@ case_gpu_listing() {
   expect_eq "by every rank" "6 0 No devices were found" "$(listing)"
   rm -rf "${dir}"
 
-  # A job refused after the listing: the one line, and nothing left. (The rank that made the
-  # listing takes it away as it fails, and a rank that comes later lists again.)
+  # A job refused after the listing: the one line, and nothing left (the reaper of the rank that
+  # registered to make the listing removes it).
   rc=0
   out=$(timeout 100 "${MPIEXEC}" --oversubscribe -np 6 "${FUNNEL_RUN}" --gpus 7 -- "${FAKE_APP}" 2>&1) || rc=$?
   expect "refused: mpirun ends non-zero" test "${rc}" -ne 0 -a "${rc}" -ne 124
@@ -470,7 +489,7 @@ case_gpu_listing() {
   expect "refused: nothing left" torn_down
 
   # SIGKILL of the whole launch while the listing is made, as Open MPI ends ranks it is still
-  # starting: no trap runs, so the reaper the claiming rank started removes it.
+  # starting: no trap runs; the reaper of the registered rank that claimed it removes it.
   : >"${FAKE_NVIDIA_LOG}"
   FAKE_NVIDIA_LIST_DELAY=3 FUNNEL_JOB_ID=listkill$$ mpi_bg 4 -- sleep 6
   local deadline=$((SECONDS + 30))
