@@ -82,34 +82,39 @@ choose_job_dir() {
 # gpu_listing STATUS_VAR TEXT_VAR: the exit status and output of `nvidia-smi -L`. NVML's start-up
 # is slow, and slower still when every rank of a dense node starts it at once
 # (docs/funnel-run.md, "The GPU listing"), so the ranks of one launch on a node (children of the
-# same launcher process, in the same control group) share one listing in the job directory. A
-# rank that finds none there registers in the job first (setup_job: from then on the job's reaper
-# removes whatever the rank leaves, however it ends), then either claims the listing and makes it,
-# or waits for the rank that claimed it while that rank lives. A single rank, a dry run, a job
-# directory with a predictable name, or no answer in time: the rank asks nvidia-smi itself; so does
-# a rank in another control group, whose devices may differ.
+# same launcher process, in the same control group, whose devices may differ from another's)
+# share one listing in the job directory. A rank that finds none there registers in the job first
+# (setup_job: from then on the job's reaper removes whatever the rank leaves, however it ends),
+# then either claims the listing and makes it, or waits for the rank that claimed it while that
+# rank lives. A single rank, a dry run, a job directory with a predictable name, or no answer in
+# time: the rank asks nvidia-smi itself.
 gpu_listing() {
   local listing_file_ listing_cgroup_="" listing_waited_
-  if ((local_size > 1 && !opt_dry_run && job_dir_private)) && listing_file_of listing_file_; then
+  if ((local_size > 1 && !opt_dry_run && job_dir_private)); then
     { read -r -d '' listing_cgroup_ <"/proc/${BASHPID}/cgroup"; } 2>/dev/null || true
     listing_cgroup_=${listing_cgroup_//$'\n'/;}
   fi
-  if [[ -n ${listing_cgroup_} ]]; then
+  if [[ -n ${listing_cgroup_} ]] && listing_file_of listing_file_ "${listing_cgroup_}"; then
     if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
     begin_setup
     setup_job
     if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
     if claim_listing "${listing_file_}"; then
-      run_gpu_listing "$1" "$2"
-      write_file "${listing_file_}" "${listing_cgroup_}"$'\n'"${!1}"$'\n'"${!2}"
-      return 0
+      make_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2" && return 0
+    else
+      # Claimed by another rank: its answer comes within NVML's start-up, unless that rank ends
+      # first, or the answer is not for this control group (names are a checksum's, which may
+      # collide).
+      for ((listing_waited_ = 0; listing_waited_ < LISTING_WAIT_CS; listing_waited_ += 2)); do
+        sleep 0.02
+        if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
+        if [[ -e ${listing_file_} ]] || ! recorded_alive "${listing_file_}.claim"; then
+          # (The answer may have come just now.)
+          read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2" && return 0
+          break
+        fi
+      done
     fi
-    # Claimed by another rank: its answer comes within NVML's start-up, unless it ends first.
-    for ((listing_waited_ = 0; listing_waited_ < LISTING_WAIT_CS; listing_waited_ += 2)); do
-      sleep 0.02
-      if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
-      recorded_alive "${listing_file_}.claim" || break
-    done
   fi
   run_gpu_listing "$1" "$2"
 }
@@ -122,13 +127,33 @@ run_gpu_listing() {
   run_text_=$(nvidia-smi -L 2>&1) || run_status_=$?
 }
 
-# listing_file_of VAR: the launch's listing in the job directory, gpus.<launcher's pid>.<its start>.
+# make_listing FILE CGROUP STATUS_VAR TEXT_VAR: nvidia-smi -L into the claimed FILE; false when
+# its answer could not be read back. It runs in the background and the rank waits for it with
+# `wait`, which a signal interrupts: the start-up's trap then ends the rank at once, not when
+# NVML is done.
+make_listing() {
+  local -n make_status_=$3 make_text_=$4
+  local make_pid_
+  make_status_=0
+  nvidia-smi -L >"$1.out" 2>&1 &
+  make_pid_=$!
+  wait "${make_pid_}" || make_status_=$?
+  make_text_=""
+  [[ ! -L $1.out && -f $1.out ]] || return 1
+  { IFS= read -r -d '' make_text_ <"$1.out"; } 2>/dev/null || true
+  make_text_=${make_text_%$'\n'}
+  write_file "$1" "$2"$'\n'"${make_status_}"$'\n'"${make_text_}"
+}
+
+# listing_file_of VAR CGROUP: the launch's listing in the job directory,
+# gpus.<launcher's pid>.<its start>.<checksum of CGROUP>.
 listing_file_of() {
   local -n of_file_=$1
-  local of_start_
+  local of_start_ of_sum_
   start_time_of "${PPID}" of_start_ || return 1
+  of_sum_=$(cksum <<<"$2") || return 1
   # shellcheck disable=SC2034 # a nameref: the caller's variable
-  of_file_="${job_dir}/gpus.${PPID}.${of_start_}"
+  of_file_="${job_dir}/gpus.${PPID}.${of_start_}.${of_sum_%% *}"
 }
 
 # read_listing FILE CGROUP STATUS_VAR TEXT_VAR: the listing in FILE, when FILE is a regular file of
@@ -200,12 +225,16 @@ setup_job() {
   fi
   take_lock job_lock_fd "${job_dir}" $((opt_mps_wait + 5)) create ||
     die "could not lock ${job_dir}/lock within $((opt_mps_wait + 5)) s"
-  # First the job file: a --cleanup --job finds the directory by it.
-  [[ -f ${job_dir}/job ]] || write_file "${job_dir}/job" "${job_key}"
   # Every rank of a dense job passes here one after the other: what follows avoids forks.
   local reaper_alive=0 inst live=0
   if recorded_alive "${job_dir}/reaper"; then reaper_alive=1; fi
   if any_live_rank "${job_dir}"; then live=1; fi
+  # The reaper first, before anything else is written: a launcher may SIGKILL ranks it is still
+  # starting (Open MPI does when the launch is cancelled), and no trap sees that. It waits for
+  # this lock before it looks, and this rank registers before it lets go.
+  if ((reaper_alive == 0)); then start_reaper; fi
+  # Then the job file: a --cleanup --job finds the directory by it.
+  [[ -f ${job_dir}/job ]] || write_file "${job_dir}/job" "${job_key}"
   # The first rank of the job (again): an earlier run's failure is not this one's, nor are the
   # lines its daemons logged (a daemon may live on from an earlier job step).
   if ((live == 0)); then
@@ -224,7 +253,6 @@ setup_job() {
   if [[ ! -d ${job_dir}/ranks || ! -d ${job_dir}/run || ! -d ${job_dir}/no-mps ]]; then
     mkdir -m 700 -- "${job_dir}/ranks" "${job_dir}/run" "${job_dir}/no-mps" 2>/dev/null || true
   fi
-  if ((reaper_alive == 0)); then start_reaper; fi
   registered="${job_dir}/ranks/$$.wrapper"
   start_time_of $$ start
   # A new name (pids are unique among live processes); a dead rank's old record is replaced.

@@ -390,7 +390,7 @@ case_lock_identity() {
 case_gpu_listing() {
   export FAKE_GPU_COUNT=2 FAKE_MPS_START_DELAY=0
   local lib=${here}/../../launch/lib f rc out
-  FAKE_APP_SLEEP=1 FAKE_NVIDIA_LIST_DELAY=0.3 mpi 8 -- "${FAKE_APP}"
+  FAKE_APP_SLEEP=3 FAKE_NVIDIA_LIST_DELAY=0.3 mpi 8 -- "${FAKE_APP}"
   expect_eq "8 ranks: one listing" 1 "$(grep -c 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}")"
   expect_eq "8 ranks: every app ran" 8 "$(app_files | wc -l)"
   for f in $(app_files); do
@@ -424,13 +424,14 @@ case_gpu_listing() {
   fresh() { rm -rf "${dir}" && mkdir -m 700 "${dir}"; }
   # The name gpu_listing uses in such a shell (its launcher: this script's parent, the PPID of
   # every subshell), the control group line it writes, and a claim of a live rank (this script).
-  local start name cgroup live_claim
-  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/${PPID}/stat")"
-  name=${dir}/gpus.${PPID}.${start[19]}
-  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/$$/stat")"
-  live_claim="$$ ${start[19]}"
+  local start name cgroup live_claim sum
   cgroup=$(tr '\n' ';' <"/proc/self/cgroup")
   cgroup=${cgroup%;}
+  sum=$(cksum <<<"${cgroup}")
+  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/${PPID}/stat")"
+  name=${dir}/gpus.${PPID}.${start[19]}.${sum%% *}
+  read -r -a start <<<"$(cut -d ')' -f 2- "/proc/$$/stat")"
+  live_claim="$$ ${start[19]}"
   local fake0 planted="GPU 0: planted (UUID: GPU-00000000-0000-0000-0000-000000000bad)"
   fake0="GPU 0: NVIDIA H100 80GB HBM3 (fake) (UUID: $(uuid_of 0))"
   rm -rf "${dir}"
@@ -473,6 +474,14 @@ case_gpu_listing() {
   SECONDS=0
   expect_eq "claimed by a rank that is gone: the rank lists alone" "0 1 ${fake0}" "$(listing)"
   expect "without waiting for it (< 4 s of the 5 s)" test "${SECONDS}" -lt 4
+  # Claimed by a live rank of another control group whose checksum is the same: its answer is
+  # not read, nor waited for.
+  fresh
+  printf '%s\n' "${live_claim}" >"${name}.claim"
+  printf '%s\n0\n%s\n' "0::/another/group" "${planted}" >"${name}"
+  SECONDS=0
+  expect_eq "another control group's answer: the rank lists alone" "0 1 ${fake0}" "$(listing)"
+  expect "without waiting for the claim (< 4 s of the 5 s)" test "${SECONDS}" -lt 4
   # A failing nvidia-smi: its status and line are shared as they are.
   rm -rf "${dir}"
   expect_eq "a failed listing is shared as it failed" "6 1 No devices were found" \
@@ -498,6 +507,26 @@ case_gpu_listing() {
   kill -KILL "${launcher}" $(pgrep -f -- "${FUNNEL_RUN} -- sleep 6") 2>/dev/null || true
   wait "${launcher}" 2>/dev/null || true
   expect "SIGKILLed while listing: nothing left" torn_down 30
+
+  # SIGTERM to the listing rank alone while NVML hangs: the rank ends at once (its trap runs in
+  # the wait), not when nvidia-smi is done.
+  : >"${FAKE_NVIDIA_LOG}"
+  FAKE_NVIDIA_LIST_DELAY=20 FUNNEL_JOB_ID=listterm$$ mpi_bg 4 -- sleep 6
+  deadline=$((SECONDS + 30))
+  until grep -q 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  local claimer="" waited=0
+  read -r claimer _ <"$(find "${FUNNEL_TMPDIR}" -name 'gpus.*.claim' | head -n 1)" || true
+  expect "the listing rank is known" test -n "${claimer}"
+  if [[ -n ${claimer} ]]; then
+    kill -TERM "${claimer}"
+    while kill -0 "${claimer}" 2>/dev/null && ((waited < 50)); do sleep 0.1; waited=$((waited + 1)); done
+    expect "SIGTERM while NVML hangs: the listing rank ends within 5 s, not 20" \
+      test "${waited}" -lt 50
+  fi
+  kill -KILL "${launcher}" $(pgrep -f -- "${FUNNEL_RUN} -- sleep 6") 2>/dev/null || true
+  wait "${launcher}" 2>/dev/null || true
+  pkill -KILL -f -- "${here}/fake-bin/nvidia-smi -L" 2>/dev/null || true
+  expect "and nothing is left" torn_down 30
 
   # mpirun signalled while the listing is made (NVML slow), while the others wait, or after.
   local delay
