@@ -135,8 +135,11 @@ make_listing() {
   local -n make_status_=$3 make_text_=$4
   local make_pid_
   make_status_=0
+  # A new file (noclobber: O_EXCL), as create_new makes them.
+  set -o noclobber
   nvidia-smi -L >"$1.out" 2>&1 &
   make_pid_=$!
+  set +o noclobber
   wait "${make_pid_}" || make_status_=$?
   make_text_=""
   [[ ! -L $1.out && -f $1.out ]] || return 1
