@@ -21,9 +21,10 @@
 #   kill      a rank on the second GPU killed (SIGKILL) mid-run: the job ends, naming it
 #   teardown  kill -9 of mpirun with 16 ranks per GPU on every GPU: MPS processes left at 10 s
 #   startup   16 ranks per GPU on every GPU (funnel_mps_client): funnel-run against a ten-line
-#             wrapper that starts one daemon, median of 3 jobs each (goal: no slower), and when
-#             the last rank's app started; shown beside: funnel-run with nvidia-smi -L answered
-#             from one listing
+#             wrapper that starts one daemon, median of STARTUP_ROUNDS (default 3) interleaved
+#             jobs each (goal: no slower; rounds of one launcher spread by up to a second, so use
+#             5 or more to decide), and when the last rank's app started; shown beside:
+#             funnel-run with nvidia-smi -L answered from a file
 #   sanitize  compute-sanitizer memcheck, racecheck, synccheck on the peer path (1 rank on every GPU),
 #             memcheck on the staged path with two steps per launch
 #   scaling   funnel-bench scaling (SCALING_ARGS, default: its defaults; runs split by ';')
@@ -31,7 +32,7 @@
 # Logs go to $OUT (or ./gpu-out); a short table is printed last. Every MPS daemon is stopped.
 set -euo pipefail
 
-usage() { sed -n '5,31p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '5,32p' "$0" | sed 's/^# \{0,1\}//'; }
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${root}/build-gpu
@@ -45,6 +46,11 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+startup_rounds=${STARTUP_ROUNDS:-3}
+[[ ${startup_rounds} =~ ^[1-9][0-9]?$ ]] || {
+  echo "node-check.sh: STARTUP_ROUNDS='${startup_rounds}' is not allowed (1-99)" >&2
+  exit 2
+}
 out=${OUT:-${root}/gpu-out}
 mkdir -p "${out}"
 [[ ${build} = /* ]] || build=${root}/${build}
@@ -341,6 +347,7 @@ median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
 
 stage_startup() {
   local ranks=$((16 * gpus)) round p f dir g client=${build}/bin/funnel_mps_client
+  local rounds=${startup_rounds}
   local -A wall=() last=()
   local -a app=("${work}/stamp.sh" "${client}" --elements 1024)
   local -a funnel_run=(mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" --)
@@ -348,7 +355,7 @@ stage_startup() {
   write_stamp
   write_listing_shim
   cd "${work}"
-  for round in 1 2 3; do
+  for ((round = 1; round <= rounds; round++)); do
     dir=${work}/plain-${round}
     startup_job plain "${round}" env PLAIN_DIR="${dir}" PLAIN_GPUS="${gpus}" \
       mpirun -np "${ranks}" "${work}/plain-wrapper.sh" "${app[@]}"
@@ -356,7 +363,7 @@ stage_startup() {
     wait_mps_gone 60 >/dev/null
     startup_job funnel "${round}" "${funnel_run[@]}" "${app[@]}"
     wait_mps_gone 60 >/dev/null
-    # funnel-run with every rank's nvidia-smi -L answered from one listing (shown, not judged).
+    # funnel-run with every rank's nvidia-smi -L answered from a file (shown, not judged).
     startup_job shim "${round}" env PATH="${work}/shim:${PATH}" "${funnel_run[@]}" "${app[@]}"
     wait_mps_gone 60 >/dev/null
     # The ten-line wrapper with a daemon per GPU, as funnel-run runs them (shown, not judged).
@@ -370,15 +377,15 @@ stage_startup() {
   record startup "the same wrapper, one daemon per GPU" info "median $(median_of "${wall[pergpu]}") ms"
   record startup "last rank's app start: funnel-run / wrapper" info \
     "median $(median_of "${last[funnel]}") ms / $(median_of "${last[plain]}") ms after mpirun"
-  record startup "funnel-run, nvidia-smi -L from one listing" info \
+  record startup "funnel-run, nvidia-smi -L from a file" info \
     "median $(median_of "${wall[shim]}") ms; last app start $(median_of "${last[shim]}") ms"
   p=$(median_of "${wall[plain]}")
   f=$(median_of "${wall[funnel]}")
   record startup "${ranks} ranks: funnel-run / plain wrapper" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { print (f <= p) ? "met" : "unmet" }')" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { printf "%.2fx (median %d ms vs %d ms)", f / p, f, p }')"
-  record startup "all clients ran (12 jobs)" \
-    "$(verdict test "$(cat "${out}"/startup-*-[0-9].log | grep -c "^clients total=${ranks} ok=${ranks} ")" -eq 12)" ""
+  record startup "all clients ran ($((4 * rounds)) jobs)" \
+    "$(verdict test "$(cat "${out}"/startup-*-[0-9]*.log | grep -c "^clients total=${ranks} ok=${ranks} ")" -eq $((4 * rounds)))" ""
 }
 
 stage_sanitize() {
