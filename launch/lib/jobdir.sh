@@ -103,17 +103,14 @@ gpu_listing() {
       make_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2" && return 0
     else
       # Claimed by another rank: its answer comes within NVML's start-up, unless that rank ends
-      # first, or the answer is not for this control group (names are a checksum's, which may
-      # collide).
-      for ((listing_waited_ = 0; listing_waited_ < LISTING_WAIT_CS; listing_waited_ += 2)); do
+      # first. (An answer of another control group, whose checksum is the same, is not read.)
+      listing_waited_=0
+      while [[ ! -e ${listing_file_} ]] && recorded_alive "${listing_file_}.claim" &&
+        ((listing_waited_ < LISTING_WAIT_CS)); do
         sleep 0.02
-        if read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2"; then return 0; fi
-        if [[ -e ${listing_file_} ]] || ! recorded_alive "${listing_file_}.claim"; then
-          # (The answer may have come just now.)
-          read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2" && return 0
-          break
-        fi
+        listing_waited_=$((listing_waited_ + 2))
       done
+      read_listing "${listing_file_}" "${listing_cgroup_}" "$1" "$2" && return 0
     fi
   fi
   run_gpu_listing "$1" "$2"

@@ -347,7 +347,6 @@ median_of() { tr ' ' '\n' <<<"$1" | grep . | median; }
 
 stage_startup() {
   local ranks=$((16 * gpus)) round p f dir g client=${build}/bin/funnel_mps_client
-  local rounds=${startup_rounds}
   local -A wall=() last=()
   local -a app=("${work}/stamp.sh" "${client}" --elements 1024)
   local -a funnel_run=(mpirun -np "${ranks}" "${run}" --gpus "$(gpu_list "${gpus}")" --)
@@ -355,7 +354,7 @@ stage_startup() {
   write_stamp
   write_listing_shim
   cd "${work}"
-  for ((round = 1; round <= rounds; round++)); do
+  for ((round = 1; round <= startup_rounds; round++)); do
     dir=${work}/plain-${round}
     startup_job plain "${round}" env PLAIN_DIR="${dir}" PLAIN_GPUS="${gpus}" \
       mpirun -np "${ranks}" "${work}/plain-wrapper.sh" "${app[@]}"
@@ -384,8 +383,8 @@ stage_startup() {
   record startup "${ranks} ranks: funnel-run / plain wrapper" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { print (f <= p) ? "met" : "unmet" }')" \
     "$(awk -v f="${f}" -v p="${p}" 'BEGIN { printf "%.2fx (median %d ms vs %d ms)", f / p, f, p }')"
-  record startup "all clients ran ($((4 * rounds)) jobs)" \
-    "$(verdict test "$(cat "${out}"/startup-*-[0-9]*.log | grep -c "^clients total=${ranks} ok=${ranks} ")" -eq $((4 * rounds)))" ""
+  record startup "all clients ran ($((4 * startup_rounds)) jobs)" \
+    "$(verdict test "$(cat "${out}"/startup-*-[0-9]*.log | grep -c "^clients total=${ranks} ok=${ranks} ")" -eq $((4 * startup_rounds)))" ""
 }
 
 stage_sanitize() {

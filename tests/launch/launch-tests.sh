@@ -422,6 +422,11 @@ case_gpu_listing() {
     )
   }
   fresh() { rm -rf "${dir}" && mkdir -m 700 "${dir}"; }
+  # Waits (30 s at most) until a rank of the launch runs nvidia-smi -L.
+  listing_started() {
+    local deadline=$((SECONDS + 30))
+    until grep -q 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  }
   # The name gpu_listing uses in such a shell (its launcher: this script's parent, the PPID of
   # every subshell), the control group line it writes, and a claim of a live rank (this script).
   local start name cgroup live_claim sum
@@ -501,8 +506,7 @@ case_gpu_listing() {
   # starting: no trap runs; the reaper of the registered rank that claimed it removes it.
   : >"${FAKE_NVIDIA_LOG}"
   FAKE_NVIDIA_LIST_DELAY=3 FUNNEL_JOB_ID=listkill$$ mpi_bg 4 -- sleep 6
-  local deadline=$((SECONDS + 30))
-  until grep -q 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  listing_started
   expect "a rank claimed the listing" test -n "$(find "${FUNNEL_TMPDIR}" -name 'gpus.*.claim')"
   kill -KILL "${launcher}" $(pgrep -f -- "${FUNNEL_RUN} -- sleep 6") 2>/dev/null || true
   wait "${launcher}" 2>/dev/null || true
@@ -512,8 +516,7 @@ case_gpu_listing() {
   # the wait), not when nvidia-smi is done.
   : >"${FAKE_NVIDIA_LOG}"
   FAKE_NVIDIA_LIST_DELAY=20 FUNNEL_JOB_ID=listterm$$ mpi_bg 4 -- sleep 6
-  deadline=$((SECONDS + 30))
-  until grep -q 'nvidia-smi -L' "${FAKE_NVIDIA_LOG}" || ((SECONDS > deadline)); do sleep 0.05; done
+  listing_started
   local claimer="" waited=0
   read -r claimer _ <"$(find "${FUNNEL_TMPDIR}" -name 'gpus.*.claim' | head -n 1)" || true
   expect "the listing rank is known" test -n "${claimer}"
@@ -1501,6 +1504,18 @@ case_shared_squat() {
   expect_eq "without a usable HOME, a squatted name stops the job" 1 "${rc}"
   expect_contains "saying who took it and what to do" \
     "'${squats[1]}' belongs to uid ${attacker}: another user took this predictable name" "${out}"
+  # The same for the ranks of a launch, which share one GPU listing only in a private directory:
+  # a listing planted in the squat is never read, and each rank stops.
+  as_uid "${attacker}" touch "${squats[1]}/gpus.planted" "${squats[1]}/gpus.planted.claim"
+  rm -f "${FAKE_APP_DIR}"/rank.*
+  rc=0
+  out=$(HOME=/nonexistent mpi 2 --mps on -- "${FAKE_APP}" 2>&1) || rc=$?
+  expect "2 ranks, without a usable HOME, a squatted name: the job stops" test "${rc}" -ne 0
+  expect_contains "saying who took it" "belongs to uid ${attacker}" "${out}"
+  expect_eq "no app ran" 0 "$(app_files | wc -l)"
+  expect_eq "the squat holds only what its owner planted" "gpus.planted gpus.planted.claim" \
+    "$(find "${squats[1]}" -mindepth 1 -printf '%f\n' | sort | tr '\n' ' ' | sed 's/ $//')"
+  rm -f "${squats[1]}"/gpus.planted*
   rmdir "${squats[@]}"
   expect "teardown" torn_down
 
